@@ -1,0 +1,3 @@
+module partnerapi.dev/gateway
+
+go 1.26

@@ -1,0 +1,3 @@
+module partnerapi.dev/pkg
+
+go 1.26

@@ -1,0 +1,3 @@
+module partnerapi.dev/services/identity
+
+go 1.26

@@ -1,0 +1,3 @@
+module partnerapi.dev/services/orders
+
+go 1.26

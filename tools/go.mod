@@ -1,0 +1,3 @@
+module partnerapi.dev/tools
+
+go 1.26
