@@ -1,0 +1,170 @@
+// Package database opens a service's Postgres schema through gorm on pgx and
+// migrates it with goose from embedded SQL files.
+package database
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io/fs"
+	"net"
+	"regexp"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/pressly/goose/v3"
+	"github.com/pressly/goose/v3/database"
+	"github.com/pressly/goose/v3/lock"
+	"gorm.io/driver/postgres"
+	"gorm.io/gorm"
+	"gorm.io/gorm/logger"
+	"gorm.io/plugin/opentelemetry/tracing"
+
+	"partnerapi.dev/pkg/config"
+)
+
+// Config is the database part of a service's configuration.
+type Config struct {
+	URL             config.Secret `env:"DATABASE_URL, required"`
+	MaxOpenConns    int           `env:"DATABASE_MAX_OPEN_CONNS, default=20"`
+	MaxIdleConns    int           `env:"DATABASE_MAX_IDLE_CONNS, default=10"`
+	ConnMaxLifetime time.Duration `env:"DATABASE_CONN_MAX_LIFETIME, default=30m"`
+}
+
+var validSchema = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
+
+// DB is an open connection pool bound to one schema.
+type DB struct {
+	Gorm   *gorm.DB
+	SQL    *sql.DB
+	Schema string
+}
+
+// Open connects to the database with search_path set to schema, so every
+// unqualified name in the service's SQL is its own.
+func Open(ctx context.Context, cfg Config, schema string) (*DB, error) {
+	if !validSchema.MatchString(schema) {
+		return nil, fmt.Errorf("invalid schema name %q", schema)
+	}
+	pcfg, err := pgx.ParseConfig(cfg.URL.Reveal())
+	if err != nil {
+		return nil, errors.New("DATABASE_URL is not a valid Postgres URL")
+	}
+	pcfg.RuntimeParams["search_path"] = schema
+	if pcfg.RuntimeParams["application_name"] == "" {
+		pcfg.RuntimeParams["application_name"] = schema
+	}
+	sqlDB := stdlib.OpenDB(*pcfg)
+	sqlDB.SetMaxOpenConns(orDefault(cfg.MaxOpenConns, 20))
+	sqlDB.SetMaxIdleConns(orDefault(cfg.MaxIdleConns, 10))
+	sqlDB.SetConnMaxLifetime(cfg.ConnMaxLifetime)
+	gdb, err := gorm.Open(postgres.New(postgres.Config{Conn: sqlDB}), &gorm.Config{
+		Logger:                 logger.Discard,
+		SkipDefaultTransaction: true,
+		PrepareStmt:            false,
+		TranslateError:         true,
+	})
+	if err != nil {
+		_ = sqlDB.Close()
+		return nil, fmt.Errorf("open gorm: %w", err)
+	}
+	if err := gdb.Use(tracing.NewPlugin(tracing.WithoutMetrics(), tracing.WithDBSystem("postgresql"))); err != nil {
+		_ = sqlDB.Close()
+		return nil, fmt.Errorf("gorm tracing: %w", err)
+	}
+	return &DB{Gorm: gdb, SQL: sqlDB, Schema: schema}, nil
+}
+
+func orDefault(v, d int) int {
+	if v <= 0 {
+		return d
+	}
+	return v
+}
+
+// Ping is the readiness check.
+func (db *DB) Ping(ctx context.Context) error { return db.SQL.PingContext(ctx) }
+
+// Close closes the pool.
+func (db *DB) Close(context.Context) error { return db.SQL.Close() }
+
+// Migrate creates the schema if needed and applies the embedded migrations
+// (numbered .sql files at the root of migrations) plus any Go migrations, with
+// the version table inside the schema and a per-schema advisory lock, so
+// several replicas starting at once migrate exactly once.
+func (db *DB) Migrate(ctx context.Context, migrations fs.FS, goMigrations ...*goose.Migration) ([]*goose.MigrationResult, error) {
+	if _, err := db.SQL.ExecContext(ctx, `CREATE SCHEMA IF NOT EXISTS `+db.Schema); err != nil {
+		return nil, fmt.Errorf("create schema %s: %w", db.Schema, err)
+	}
+	locker, err := lock.NewPostgresSessionLocker(lock.WithLockID(LockID(db.Schema)))
+	if err != nil {
+		return nil, err
+	}
+	store, err := database.NewStore(database.DialectPostgres, db.Schema+".goose_db_version")
+	if err != nil {
+		return nil, err
+	}
+	p, err := goose.NewProvider("", db.SQL, migrations,
+		goose.WithStore(store),
+		goose.WithSessionLocker(locker),
+		goose.WithGoMigrations(goMigrations...),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("load migrations: %w", err)
+	}
+	res, err := p.Up(ctx)
+	if err != nil {
+		return res, fmt.Errorf("migrate %s: %w", db.Schema, err)
+	}
+	return res, nil
+}
+
+// LockID is the advisory lock id guarding a schema's migrations.
+func LockID(schema string) int64 {
+	h := fnv.New64a()
+	_, _ = h.Write([]byte("partnerapi.migrate." + schema))
+	return int64(h.Sum64() & 0x7fffffffffffffff)
+}
+
+// IsUnavailable reports whether err means the database could not be reached
+// (connection refused or lost, server shutting down, timeout), which callers
+// answer with 503 rather than 500.
+func IsUnavailable(err error) bool {
+	if err == nil {
+		return false
+	}
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, driver.ErrBadConn) || errors.Is(err, sql.ErrConnDone) {
+		return true
+	}
+	var ne net.Error
+	if errors.As(err, &ne) {
+		return true
+	}
+	var ce *pgconn.ConnectError
+	if errors.As(err, &ce) {
+		return true
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		switch {
+		case len(pe.Code) == 5 && (pe.Code[:2] == "08" || pe.Code[:2] == "53" || pe.Code[:2] == "57"):
+			return true
+		}
+	}
+	return pgconn.Timeout(err)
+}
+
+// IsConflict reports whether err is a serialization failure, deadlock or
+// unique violation: a concurrent writer won, answered 409.
+func IsConflict(err error) bool {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe.Code == "40001" || pe.Code == "40P01" || pe.Code == "23505" || pe.Code == "55P03"
+	}
+	return errors.Is(err, gorm.ErrDuplicatedKey)
+}

@@ -1,0 +1,190 @@
+package httpx
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/gofiber/contrib/otelfiber/v2"
+	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/middleware/adaptor"
+)
+
+// DefaultBodyLimit is the largest request body accepted: 1 MiB.
+const DefaultBodyLimit = 1 << 20
+
+// Check is one readiness dependency (database, Redis, an upstream).
+type Check struct {
+	Name string
+	Fn   func(ctx context.Context) error
+}
+
+// Options configures an application.
+type Options struct {
+	// Name identifies the process in traces and logs.
+	Name string
+	// BodyLimit caps request bodies; 0 means DefaultBodyLimit.
+	BodyLimit int
+	// Ready lists what /readyz checks.
+	Ready []Check
+	// Metrics, when set, is served at /metrics.
+	Metrics http.Handler
+	// Before runs ahead of every route (after request id and recovery), for
+	// process-wide middleware such as authentication.
+	Before []fiber.Handler
+	// NoTracing turns off the otelfiber server spans.
+	NoTracing bool
+	// ReadTimeout and WriteTimeout bound one request; 0 means 30 s.
+	ReadTimeout, WriteTimeout time.Duration
+}
+
+// New returns a Fiber application with the platform's edge behaviour, its
+// routes registered by routes, and envelope answers for unknown paths (404) and
+// unknown methods on known paths (405 with Allow).
+func New(opts Options, routes func(r fiber.Router)) *fiber.App {
+	if opts.BodyLimit == 0 {
+		opts.BodyLimit = DefaultBodyLimit
+	}
+	if opts.ReadTimeout == 0 {
+		opts.ReadTimeout = 30 * time.Second
+	}
+	if opts.WriteTimeout == 0 {
+		opts.WriteTimeout = 30 * time.Second
+	}
+	app := fiber.New(fiber.Config{
+		AppName:               opts.Name,
+		BodyLimit:             opts.BodyLimit,
+		DisableStartupMessage: true,
+		ReadTimeout:           opts.ReadTimeout,
+		WriteTimeout:          opts.WriteTimeout,
+		IdleTimeout:           90 * time.Second,
+		ErrorHandler:          func(c *fiber.Ctx, err error) error { return writeErrorWithID(c, err, opts.BodyLimit) },
+	})
+	app.Use(requestIDMiddleware, recoverMiddleware)
+	if !opts.NoTracing {
+		app.Use(otelfiber.Middleware(otelfiber.WithNext(func(c *fiber.Ctx) bool { return isOperational(c.Path()) })))
+	}
+	app.Get("/healthz", func(c *fiber.Ctx) error { return c.JSON(fiber.Map{"status": "ok"}) })
+	app.Get("/readyz", readiness(opts.Ready))
+	if opts.Metrics != nil {
+		app.Get("/metrics", adaptor.HTTPHandler(opts.Metrics))
+	}
+	for _, h := range opts.Before {
+		app.Use(h)
+	}
+	routes(app)
+	app.Use(func(c *fiber.Ctx) error {
+		if allow := allowedMethods(app, c.Path()); allow != "" {
+			return MethodNotAllowed(allow)
+		}
+		return NotFound()
+	})
+	return app
+}
+
+func isOperational(path string) bool {
+	return path == "/healthz" || path == "/readyz" || path == "/metrics"
+}
+
+// writeErrorWithID answers errors raised before the middleware chain ran (an
+// oversized body is refused while reading), which have no request id yet.
+func writeErrorWithID(c *fiber.Ctx, err error, bodyLimit int) error {
+	if RequestID(c) == "" {
+		id := c.Get(HeaderRequestID)
+		if !ValidRequestID(id) {
+			id = NewRequestID()
+		}
+		c.Locals(localsRequestID, id)
+		c.Set(HeaderRequestID, id)
+	}
+	if fe, ok := err.(*fiber.Error); ok && fe.Code == http.StatusRequestEntityTooLarge {
+		err = PayloadTooLarge(bodyLimit)
+	}
+	return WriteError(c, err)
+}
+
+func recoverMiddleware(c *fiber.Ctx) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			logger(c).Error("panic while serving request", "panic", fmt.Sprint(r), "request_id", RequestID(c), "stack", string(debug.Stack()))
+			err = Internal()
+		}
+	}()
+	return c.Next()
+}
+
+func readiness(checks []Check) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		ctx, cancel := context.WithTimeout(c.UserContext(), 2*time.Second)
+		defer cancel()
+		failed := map[string]string{}
+		for _, ch := range checks {
+			if err := ch.Fn(ctx); err != nil {
+				logger(c).Warn("readiness check failed", "check", ch.Name, "error", err)
+				failed[ch.Name] = "unavailable"
+			}
+		}
+		if len(failed) > 0 {
+			return c.Status(http.StatusServiceUnavailable).JSON(fiber.Map{"status": "unavailable", "checks": failed})
+		}
+		return c.JSON(fiber.Map{"status": "ok"})
+	}
+}
+
+// allowedMethods lists the methods registered for a path that matched no
+// route, or "" when no method knows the path.
+func allowedMethods(app *fiber.App, path string) string {
+	seen := map[string]bool{}
+	for _, r := range app.GetRoutes(true) {
+		if r.Method == fiber.MethodHead || r.Method == "USE" || r.Path == "/" && path != "/" {
+			continue
+		}
+		if MatchPath(r.Path, path) {
+			seen[r.Method] = true
+		}
+	}
+	if len(seen) == 0 {
+		return ""
+	}
+	if seen[fiber.MethodGet] {
+		seen[fiber.MethodHead] = true
+	}
+	methods := make([]string, 0, len(seen))
+	for m := range seen {
+		methods = append(methods, m)
+	}
+	sort.Strings(methods)
+	return strings.Join(methods, ", ")
+}
+
+// MatchPath reports whether a concrete path matches a Fiber route template
+// with ":param" segments and a trailing "*".
+func MatchPath(template, path string) bool {
+	ts := strings.Split(strings.Trim(template, "/"), "/")
+	ps := strings.Split(strings.Trim(path, "/"), "/")
+	for i, t := range ts {
+		if t == "*" {
+			return true
+		}
+		if i >= len(ps) {
+			return false
+		}
+		if strings.HasPrefix(t, ":") {
+			if ps[i] == "" {
+				return false
+			}
+			continue
+		}
+		if t != ps[i] {
+			return false
+		}
+	}
+	return len(ts) == len(ps)
+}
+
+func logger(*fiber.Ctx) *slog.Logger { return slog.Default() }

@@ -1,0 +1,136 @@
+// Package httpx builds the Fiber applications every process serves: the error
+// envelope, request ids, panic recovery, strict JSON decoding and body limits.
+package httpx
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/gofiber/fiber/v2"
+)
+
+// Error codes of the public error envelope.
+const (
+	CodeInvalidRequest       = "invalid_request"
+	CodeInvalidToken         = "invalid_token"
+	CodeInsufficientScope    = "insufficient_scope"
+	CodeNotFound             = "not_found"
+	CodeMethodNotAllowed     = "method_not_allowed"
+	CodeConflict             = "conflict"
+	CodePayloadTooLarge      = "payload_too_large"
+	CodeRateLimited          = "rate_limited"
+	CodeInternal             = "internal_error"
+	CodeServiceUnavailable   = "service_unavailable"
+	CodeCapabilityDisabled   = "capability_disabled"
+	CodeUnsupportedMediaType = "unsupported_media_type"
+)
+
+// Error is an error that knows its HTTP answer. Message is shown to the caller
+// as "message"; Description, used by the OAuth-style codes, as
+// "error_description".
+type Error struct {
+	Status      int
+	Code        string
+	Message     string
+	Description string
+	Header      map[string]string
+}
+
+func (e *Error) Error() string {
+	if e.Message != "" {
+		return e.Code + ": " + e.Message
+	}
+	return e.Code + ": " + e.Description
+}
+
+// Envelope is the JSON body of every error response.
+type Envelope struct {
+	Error            string `json:"error"`
+	RequestID        string `json:"request_id"`
+	Message          string `json:"message,omitempty"`
+	ErrorDescription string `json:"error_description,omitempty"`
+}
+
+// BadRequest answers 400 invalid_request with a message saying what to change.
+func BadRequest(format string, args ...any) *Error {
+	return &Error{Status: http.StatusBadRequest, Code: CodeInvalidRequest, Message: fmt.Sprintf(format, args...)}
+}
+
+// NotFound answers 404 not_found. The message is deliberately the same for
+// every resource, so existence outside an authorization cannot be probed.
+func NotFound() *Error {
+	return &Error{Status: http.StatusNotFound, Code: CodeNotFound, Message: "The requested resource does not exist or is outside the authorization."}
+}
+
+// Conflict answers 409 conflict.
+func Conflict(format string, args ...any) *Error {
+	return &Error{Status: http.StatusConflict, Code: CodeConflict, Message: fmt.Sprintf(format, args...)}
+}
+
+// Unavailable answers 503 service_unavailable (reads) or capability_disabled
+// (writes).
+func Unavailable(write bool) *Error {
+	if write {
+		return &Error{Status: http.StatusServiceUnavailable, Code: CodeCapabilityDisabled, Message: "This capability is temporarily unavailable. No change was made; retry later."}
+	}
+	return &Error{Status: http.StatusServiceUnavailable, Code: CodeServiceUnavailable, Message: "A required service is temporarily unavailable. Retry later."}
+}
+
+// Internal answers 500 with no internals.
+func Internal() *Error {
+	return &Error{Status: http.StatusInternalServerError, Code: CodeInternal, Message: "An unexpected error occurred. Quote the request id to support."}
+}
+
+// PayloadTooLarge answers 413.
+func PayloadTooLarge(limit int) *Error {
+	return &Error{Status: http.StatusRequestEntityTooLarge, Code: CodePayloadTooLarge, Message: fmt.Sprintf("The request body exceeds %d bytes.", limit)}
+}
+
+// MethodNotAllowed answers 405 with the Allow header.
+func MethodNotAllowed(allow string) *Error {
+	return &Error{Status: http.StatusMethodNotAllowed, Code: CodeMethodNotAllowed, Message: "This method is not allowed on this path.", Header: map[string]string{fiber.HeaderAllow: allow}}
+}
+
+// WriteError answers err as the error envelope. Errors that are not *Error
+// become a 500 whose body reveals nothing.
+func WriteError(c *fiber.Ctx, err error) error {
+	var e *Error
+	if !errors.As(err, &e) {
+		var fe *fiber.Error
+		if errors.As(err, &fe) {
+			e = fromFiber(fe)
+		} else {
+			logger(c).Error("request failed", "error", err, "request_id", RequestID(c))
+			e = Internal()
+		}
+	}
+	for k, v := range e.Header {
+		c.Set(k, v)
+	}
+	return c.Status(e.Status).JSON(Envelope{
+		Error:            e.Code,
+		RequestID:        RequestID(c),
+		Message:          e.Message,
+		ErrorDescription: e.Description,
+	})
+}
+
+func fromFiber(fe *fiber.Error) *Error {
+	switch fe.Code {
+	case http.StatusNotFound:
+		return NotFound()
+	case http.StatusMethodNotAllowed:
+		return &Error{Status: fe.Code, Code: CodeMethodNotAllowed, Message: "This method is not allowed on this path."}
+	case http.StatusRequestEntityTooLarge:
+		return PayloadTooLarge(DefaultBodyLimit)
+	case http.StatusUnsupportedMediaType:
+		return &Error{Status: fe.Code, Code: CodeUnsupportedMediaType, Message: "Send the body as application/json."}
+	case http.StatusServiceUnavailable:
+		return Unavailable(false)
+	}
+	if fe.Code >= 400 && fe.Code < 500 {
+		return &Error{Status: fe.Code, Code: CodeInvalidRequest, Message: fe.Message}
+	}
+	return Internal()
+}

@@ -1,0 +1,266 @@
+// Package localinfra starts Postgres and Redis servers from the binaries
+// installed on the machine, for tests (throwaway, in a temp dir) and for the
+// local development stack (data kept in a folder). No containers, no downloads.
+package localinfra
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Server is a running child process.
+type Server struct {
+	// URL is how clients connect.
+	URL  string
+	cmd  *exec.Cmd
+	done chan struct{}
+	sig  syscall.Signal
+}
+
+// Stop asks the server to shut down and waits up to 15 s.
+func (s *Server) Stop() error {
+	if s == nil || s.cmd == nil || s.cmd.Process == nil {
+		return nil
+	}
+	_ = s.cmd.Process.Signal(s.sig)
+	select {
+	case <-s.done:
+		return nil
+	case <-time.After(15 * time.Second):
+		_ = s.cmd.Process.Kill()
+		<-s.done
+		return errors.New("server did not stop in time; killed")
+	}
+}
+
+// Exited is closed when the server process ends.
+func (s *Server) Exited() <-chan struct{} { return s.done }
+
+// PostgresOptions tunes StartPostgres.
+type PostgresOptions struct {
+	// Dir holds the data directory; it is created with initdb when empty and
+	// reused otherwise.
+	Dir string
+	// Port is the TCP port on 127.0.0.1; 0 picks a free one.
+	Port int
+	// Durable keeps fsync on (development data); tests turn it off for speed.
+	Durable bool
+	// Log receives the server's output; nil writes Dir/postgres.log.
+	LogPath string
+}
+
+// StartPostgres starts a postgres server as a child process. When running as
+// root it runs as the "postgres" user, since Postgres refuses root.
+func StartPostgres(ctx context.Context, o PostgresOptions) (*Server, error) {
+	bin, err := postgresBinDir()
+	if err != nil {
+		return nil, err
+	}
+	cred, uid, gid, err := postgresCredential()
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(o.Dir, 0o700); err != nil {
+		return nil, err
+	}
+	if cred != nil {
+		if err := chownTree(o.Dir, uid, gid); err != nil {
+			return nil, err
+		}
+		// The postgres user must be able to reach the data directory.
+		for d := filepath.Dir(o.Dir); d != "/" && d != "."; d = filepath.Dir(d) {
+			if fi, err := os.Stat(d); err == nil && fi.Mode().Perm()&0o001 == 0 {
+				_ = os.Chmod(d, fi.Mode().Perm()|0o011)
+			}
+		}
+	}
+	data := filepath.Join(o.Dir, "data")
+	if _, err := os.Stat(filepath.Join(data, "PG_VERSION")); err != nil {
+		initdb := exec.CommandContext(ctx, filepath.Join(bin, "initdb"), "-D", data, "-U", "postgres", "--auth=trust", "-E", "UTF8", "--locale=C", "--no-sync")
+		initdb.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+		if out, err := initdb.CombinedOutput(); err != nil {
+			return nil, fmt.Errorf("initdb: %w: %s", err, out)
+		}
+	}
+	port := o.Port
+	if port == 0 {
+		if port, err = FreePort(); err != nil {
+			return nil, err
+		}
+	}
+	args := []string{"-D", data, "-p", strconv.Itoa(port), "-c", "listen_addresses=127.0.0.1",
+		"-c", "unix_socket_directories=", "-c", "max_connections=400", "-c", "shared_buffers=256MB"}
+	if !o.Durable {
+		args = append(args, "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off")
+	}
+	logPath := o.LogPath
+	if logPath == "" {
+		logPath = filepath.Join(o.Dir, "postgres.log")
+	}
+	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(filepath.Join(bin, "postgres"), args...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	// SIGINT is Postgres's fast shutdown; the server also dies with us.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Pdeathsig: syscall.SIGINT, Setpgid: true}
+	s, err := start(cmd, syscall.SIGINT, logf)
+	if err != nil {
+		return nil, err
+	}
+	s.URL = fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", port)
+	if err := waitTCP(ctx, port, s.done, 30*time.Second); err != nil {
+		_ = s.Stop()
+		return nil, fmt.Errorf("postgres did not start (see %s): %w", logPath, err)
+	}
+	return s, nil
+}
+
+// RedisOptions tunes StartRedis.
+type RedisOptions struct {
+	Dir     string
+	Port    int
+	Durable bool
+}
+
+// StartRedis starts redis-server as a child process.
+func StartRedis(ctx context.Context, o RedisOptions) (*Server, error) {
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		return nil, errors.New("redis-server is not installed (Debian package redis-server); or set REDIS_URL")
+	}
+	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
+		return nil, err
+	}
+	port := o.Port
+	if port == 0 {
+		if port, err = FreePort(); err != nil {
+			return nil, err
+		}
+	}
+	args := []string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--dir", o.Dir, "--daemonize", "no",
+		"--logfile", filepath.Join(o.Dir, "redis.log"), "--protected-mode", "yes"}
+	if o.Durable {
+		args = append(args, "--appendonly", "yes", "--save", "60 1")
+	} else {
+		args = append(args, "--appendonly", "no", "--save", "")
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM, Setpgid: true}
+	s, err := start(cmd, syscall.SIGTERM, nil)
+	if err != nil {
+		return nil, err
+	}
+	s.URL = fmt.Sprintf("redis://127.0.0.1:%d/0", port)
+	if err := waitTCP(ctx, port, s.done, 15*time.Second); err != nil {
+		_ = s.Stop()
+		return nil, fmt.Errorf("redis did not start: %w", err)
+	}
+	return s, nil
+}
+
+func start(cmd *exec.Cmd, sig syscall.Signal, closeAfter *os.File) (*Server, error) {
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start %s: %w", filepath.Base(cmd.Path), err)
+	}
+	s := &Server{cmd: cmd, done: make(chan struct{}), sig: sig}
+	go func() {
+		_ = cmd.Wait()
+		if closeAfter != nil {
+			_ = closeAfter.Close()
+		}
+		close(s.done)
+	}()
+	return s, nil
+}
+
+// FreePort returns a TCP port on 127.0.0.1 that was free a moment ago.
+func FreePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+func waitTCP(ctx context.Context, port int, exited <-chan struct{}, limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	for time.Now().Before(deadline) {
+		select {
+		case <-exited:
+			return errors.New("process exited")
+		case <-ctx.Done():
+			return ctx.Err()
+		default:
+		}
+		c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), 200*time.Millisecond)
+		if err == nil {
+			c.Close()
+			return nil
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return errors.New("timed out")
+}
+
+// postgresBinDir finds initdb and postgres: on PATH, or Debian's
+// /usr/lib/postgresql/<version>/bin (newest first).
+func postgresBinDir() (string, error) {
+	if p, err := exec.LookPath("initdb"); err == nil {
+		dir := filepath.Dir(p)
+		if real, err := filepath.EvalSymlinks(p); err == nil {
+			dir = filepath.Dir(real)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "postgres")); err == nil {
+			return dir, nil
+		}
+	}
+	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
+	sort.Slice(dirs, func(i, j int) bool { return versionOf(dirs[i]) > versionOf(dirs[j]) })
+	for _, d := range dirs {
+		if _, err := os.Stat(filepath.Join(d, "initdb")); err == nil {
+			return d, nil
+		}
+	}
+	return "", errors.New("postgres binaries not found (install Debian package postgresql), or set DATABASE_URL")
+}
+
+func versionOf(dir string) int {
+	v, _ := strconv.Atoi(strings.Split(strings.TrimPrefix(dir, "/usr/lib/postgresql/"), "/")[0])
+	return v
+}
+
+func postgresCredential() (*syscall.Credential, int, int, error) {
+	if os.Geteuid() != 0 {
+		return nil, -1, -1, nil
+	}
+	u, err := user.Lookup("postgres")
+	if err != nil {
+		return nil, -1, -1, errors.New("running as root needs a 'postgres' system user to run the database server")
+	}
+	uid, _ := strconv.Atoi(u.Uid)
+	gid, _ := strconv.Atoi(u.Gid)
+	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}, uid, gid, nil
+}
+
+func chownTree(root string, uid, gid int) error {
+	return filepath.Walk(root, func(p string, _ os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Lchown(p, uid, gid)
+	})
+}

@@ -1,0 +1,33 @@
+// Package redisconn opens a go-redis client from a URL with OpenTelemetry
+// tracing and metrics wired in.
+package redisconn
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/extra/redisotel/v9"
+	"github.com/redis/go-redis/v9"
+)
+
+// Open parses url (redis://[:password@]host:port/db) and returns an
+// instrumented client. It does not dial; use Ping for readiness.
+func Open(url string) (*redis.Client, error) {
+	opts, err := redis.ParseURL(url)
+	if err != nil {
+		return nil, errors.New("REDIS_URL is not a valid redis:// URL")
+	}
+	opts.DialTimeout = 500 * time.Millisecond
+	opts.ReadTimeout = 500 * time.Millisecond
+	opts.WriteTimeout = 500 * time.Millisecond
+	opts.MaxRetries = 1
+	c := redis.NewClient(opts)
+	if err := redisotel.InstrumentTracing(c); err != nil {
+		return nil, fmt.Errorf("redis tracing: %w", err)
+	}
+	if err := redisotel.InstrumentMetrics(c); err != nil {
+		return nil, fmt.Errorf("redis metrics: %w", err)
+	}
+	return c, nil
+}
