@@ -1,0 +1,143 @@
+{{/*
+Helpers of the orders chart. Named templates are global across a Helm release, so
+every helper is prefixed with the chart name: to start a new service chart, copy this
+chart and replace "orders" with the new name.
+*/}}
+
+{{- define "orders.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/*
+"<release>-<name>", always, so other charts of the release (the gateway's upstream URLs,
+NetworkPolicies) can predict it.
+*/}}
+{{- define "orders.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name (include "orders.name" .) | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+
+{{- define "orders.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* Selector labels of the serving pods; the migration Job's pods differ by component. */}}
+{{- define "orders.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "orders.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/component: {{ .Values.component }}
+{{- end }}
+
+{{/* Labels common to every object; the component label is added by the caller. */}}
+{{- define "orders.commonLabels" -}}
+helm.sh/chart: {{ include "orders.chart" . }}
+app.kubernetes.io/name: {{ include "orders.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/part-of: {{ .Values.global.partOf }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+{{- end }}
+
+{{- define "orders.labels" -}}
+{{ include "orders.commonLabels" . }}
+app.kubernetes.io/component: {{ .Values.component }}
+{{- end }}
+
+{{- define "orders.image" -}}
+{{- $registry := default .Values.global.imageRegistry .Values.image.registry -}}
+{{- $tag := .Values.image.tag | default .Values.global.imageTag | default .Chart.AppVersion -}}
+{{- if $registry }}{{ printf "%s/%s:%s" (trimSuffix "/" $registry) .Values.image.repository $tag }}{{ else }}{{ printf "%s:%s" .Values.image.repository $tag }}{{ end }}
+{{- end }}
+
+{{- define "orders.imagePullSecrets" -}}
+{{- $secrets := concat (.Values.global.imagePullSecrets | default list) (.Values.imagePullSecrets | default list) | uniq -}}
+{{- if $secrets }}
+imagePullSecrets:
+{{- range $secrets }}
+  - name: {{ . }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{- define "orders.serviceAccountName" -}}
+{{- default (include "orders.fullname" .) .Values.serviceAccount.name }}
+{{- end }}
+
+{{/* The Secret holding this chart's secret environment. */}}
+{{- define "orders.secretName" -}}
+{{- if .Values.secret.create }}
+{{- include "orders.fullname" . }}
+{{- else }}
+{{- required "secret.existingSecret is required when secret.create is false" .Values.secret.existingSecret }}
+{{- end }}
+{{- end }}
+
+{{/* The short-lived hook Secret the migration Job reads while chart-created Secrets do not exist yet. */}}
+{{- define "orders.migrationSecretName" -}}
+{{- printf "%s-migrate" (include "orders.fullname" .) | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* true when INTERNAL_CONTEXT_KEYS lives in this chart's own Secret. */}}
+{{- define "orders.internalContextInOwnSecret" -}}
+{{- if not (or .Values.global.internalContext.create .Values.global.internalContext.existingSecret) }}true{{ end }}
+{{- end }}
+
+{{- define "orders.configData" -}}
+HTTP_ADDR: {{ printf ":%v" .Values.containerPort | quote }}
+{{- range $k, $v := .Values.config }}
+{{ $k }}: {{ tpl (toString $v) $ | quote }}
+{{- end }}
+{{- end }}
+
+{{/*
+Secret environment of the process. Called with (dict "root" $ "hook" bool): the hook
+variant reads chart-created values from the migration hook Secret, because pre-install
+hooks run before the release's own Secrets exist.
+*/}}
+{{- define "orders.secretEnv" -}}
+{{- $root := .root -}}
+{{- $own := include "orders.secretName" $root -}}
+{{- if and .hook $root.Values.secret.create }}{{ $own = include "orders.migrationSecretName" $root }}{{ end -}}
+{{- range $root.Values.secret.keys }}
+- name: {{ . }}
+  valueFrom:
+    secretKeyRef:
+      name: {{ $own }}
+      key: {{ . }}
+{{- end }}
+{{- $ic := $root.Values.global.internalContext }}
+- name: INTERNAL_CONTEXT_KEYS
+  valueFrom:
+    secretKeyRef:
+{{- if $ic.create }}
+      name: {{ ternary (include "orders.migrationSecretName" $root) (printf "%s-internal-context" $root.Release.Name) .hook }}
+      key: INTERNAL_CONTEXT_KEYS
+{{- else if $ic.existingSecret }}
+      name: {{ $ic.existingSecret }}
+      key: {{ $ic.secretKey }}
+{{- else }}
+      name: {{ $own }}
+      key: INTERNAL_CONTEXT_KEYS
+{{- end }}
+{{- end }}
+
+{{- define "orders.podSecurityContext" -}}
+runAsNonRoot: true
+runAsUser: 65532
+runAsGroup: 65532
+fsGroup: 65532
+seccompProfile:
+  type: RuntimeDefault
+{{- end }}
+
+{{- define "orders.containerSecurityContext" -}}
+allowPrivilegeEscalation: false
+readOnlyRootFilesystem: true
+runAsNonRoot: true
+runAsUser: 65532
+capabilities:
+  drop: ["ALL"]
+{{- end }}
