@@ -1,0 +1,157 @@
+package seed
+
+import "fmt"
+
+// DemoPassword is the password of every demo user.
+const DemoPassword = "demo-password"
+
+// Demo sign-in names and the demo partner client.
+const (
+	OwnerEmail        = "owner@demo.example"
+	AdminEmail        = "admin@demo.example"
+	DemoClientID      = "demo-partner"
+	DemoRedirectURI   = "http://127.0.0.1:8976/callback"
+	BenchOrganization = "Benchmark Dining Group"
+)
+
+// AllScopes are the scopes the demo partner client may request.
+var AllScopes = []string{
+	"svc.restaurant.read", "svc.organization.read", "svc.orders.read", "svc.accounting.read",
+	"svc.analytics.read", "svc.accounting.corrections.write", "svc.menu.read",
+	"svc.menu.structure.write", "svc.menu.publish.write", "svc.catalog.import.write",
+}
+
+// Directory is identity's part of the data set, in the shape of identity's
+// POST /admin/v1/directory/import.
+type Directory struct {
+	Users          []User          `json:"users"`
+	Organizations  []Organization  `json:"organizations"`
+	Restaurants    []Restaurant    `json:"restaurants"`
+	Memberships    []Membership    `json:"memberships"`
+	PartnerClients []PartnerClient `json:"partnerClients"`
+}
+
+// User is an owner or administrator who can approve partners.
+type User struct {
+	UserID   string `json:"userId"`
+	Email    string `json:"email"`
+	Name     string `json:"name"`
+	Password string `json:"password"`
+}
+
+// Organization groups restaurants under one management.
+type Organization struct {
+	OrganizationID string `json:"organizationId"`
+	Name           string `json:"name"`
+	RegisteredName string `json:"registeredName"`
+	BusinessID     string `json:"businessId"`
+}
+
+// Restaurant with the settings every service computes dates and money with.
+type Restaurant struct {
+	RestaurantID    string   `json:"restaurantId"`
+	Name            string   `json:"name"`
+	TimeZone        string   `json:"timeZone"`
+	DayStartHour    int      `json:"dayStartHour"`
+	Currency        string   `json:"currency"`
+	Country         string   `json:"country"`
+	RegisteredName  string   `json:"registeredName"`
+	BusinessID      string   `json:"businessId"`
+	OrganizationIDs []string `json:"organizationIds"`
+}
+
+// Membership gives a user a role on a restaurant or an organization.
+type Membership struct {
+	UserID         string  `json:"userId"`
+	RestaurantID   *string `json:"restaurantId"`
+	OrganizationID *string `json:"organizationId"`
+	Role           string  `json:"role"`
+}
+
+// PartnerClient is a registered integration.
+type PartnerClient struct {
+	ClientID      string   `json:"clientId"`
+	Name          string   `json:"name"`
+	Type          string   `json:"type"`
+	Secret        *string  `json:"secret"`
+	RedirectURIs  []string `json:"redirectUris"`
+	AllowedScopes []string `json:"allowedScopes"`
+	Status        string   `json:"status"`
+}
+
+// Size chooses how much data to generate.
+type Size string
+
+// Sizes.
+const (
+	SizeDemo  Size = "demo"
+	SizeBench Size = "bench"
+)
+
+// BenchRestaurants is how many extra restaurants the bench size adds.
+const BenchRestaurants = 20
+
+// GenerateDirectory builds the organizations, restaurants, users and the demo
+// partner client:
+//   - owner@demo.example owns one restaurant (Helsinki);
+//   - admin@demo.example administers "Nordic Table Group" (Helsinki,
+//     Stockholm, New York, each with its own day start hour) and owns
+//     "Harbor Kitchens" (Gothenburg plus the New York restaurant it shares
+//     with Nordic Table Group);
+//   - the bench size adds an organization of BenchRestaurants restaurants.
+func (g Generator) GenerateDirectory(size Size) Directory {
+	var d Directory
+	user := func(key, email, name string) string {
+		id := g.ID("user/" + key)
+		d.Users = append(d.Users, User{UserID: id, Email: email, Name: name, Password: DemoPassword})
+		return id
+	}
+	org := func(key, name, registered, businessID string) string {
+		id := g.ID("organization/" + key)
+		d.Organizations = append(d.Organizations, Organization{OrganizationID: id, Name: name, RegisteredName: registered, BusinessID: businessID})
+		return id
+	}
+	restaurant := func(key, name, tz string, dsh int, cur, country, registered, businessID string, orgs ...string) string {
+		id := g.ID("restaurant/" + key)
+		d.Restaurants = append(d.Restaurants, Restaurant{RestaurantID: id, Name: name, TimeZone: tz, DayStartHour: dsh,
+			Currency: cur, Country: country, RegisteredName: registered, BusinessID: businessID, OrganizationIDs: append([]string{}, orgs...)})
+		return id
+	}
+	member := func(userID string, restaurantID, organizationID *string, role string) {
+		d.Memberships = append(d.Memberships, Membership{UserID: userID, RestaurantID: restaurantID, OrganizationID: organizationID, Role: role})
+	}
+
+	owner := user("owner", OwnerEmail, "Olivia Owner")
+	admin := user("admin", AdminEmail, "Aaro Administrator")
+
+	aalto := restaurant("kahvila-aalto", "Kahvila Aalto", "Europe/Helsinki", 4, "EUR", "FI", "Kahvila Aalto Oy", "3141592-6")
+	member(owner, &aalto, nil, "owner")
+
+	nordic := org("nordic-table", "Nordic Table Group", "Nordic Table Group Oy", "2718281-8")
+	harbor := org("harbor-kitchens", "Harbor Kitchens", "Harbor Kitchens AB", "556677-8899")
+	restaurant("nordic-helsinki", "Nordic Table Helsinki", "Europe/Helsinki", 5, "EUR", "FI", "Nordic Table Group Oy", "2718281-8", nordic)
+	restaurant("nordic-stockholm", "Nordic Table Stockholm", "Europe/Stockholm", 3, "SEK", "SE", "Nordic Table Sverige AB", "559123-4567", nordic)
+	restaurant("nordic-newyork", "Nordic Table New York", "America/New_York", 6, "USD", "US", "Nordic Table USA LLC", "87-1234567", nordic, harbor)
+	restaurant("harbor-gothenburg", "Harbor Kitchen Göteborg", "Europe/Stockholm", 2, "SEK", "SE", "Harbor Kitchens AB", "556677-8899", harbor)
+	member(admin, nil, &nordic, "admin")
+	member(admin, nil, &harbor, "owner")
+
+	if size == SizeBench {
+		bench := org("bench", BenchOrganization, "Benchmark Dining Group Oy", "1000000-1")
+		for i := range BenchRestaurants {
+			zones := []struct {
+				tz, cur, country string
+			}{{"Europe/Helsinki", "EUR", "FI"}, {"Europe/Stockholm", "SEK", "SE"}, {"America/New_York", "USD", "US"}}
+			z := zones[i%len(zones)]
+			restaurant(fmt.Sprintf("bench-%02d", i), fmt.Sprintf("Bench Bistro %02d", i+1), z.tz, 3+i%4, z.cur, z.country,
+				"Benchmark Dining Group Oy", "1000000-1", bench)
+		}
+		member(admin, nil, &bench, "admin")
+	}
+
+	d.PartnerClients = append(d.PartnerClients, PartnerClient{
+		ClientID: DemoClientID, Name: "Demo Accounting Partner", Type: "public",
+		RedirectURIs: []string{DemoRedirectURI}, AllowedScopes: AllScopes, Status: "approved",
+	})
+	return d
+}
