@@ -80,10 +80,15 @@ imagePullSecrets:
 {{- if not (or .Values.global.internalContext.create .Values.global.internalContext.existingSecret) }}true{{ end }}
 {{- end }}
 
+{{/* ConfigMap data: HTTP_ADDR from containerPort, then `config` through tpl. Empty values
+are left out so the process applies its own default instead of an empty string. */}}
 {{- define "gateway.configData" -}}
 HTTP_ADDR: {{ printf ":%v" .Values.containerPort | quote }}
 {{- range $k, $v := .Values.config }}
-{{ $k }}: {{ tpl (toString $v) $ | quote }}
+{{- $rendered := tpl (toString $v) $ }}
+{{- if ne $rendered "" }}
+{{ $k }}: {{ $rendered | quote }}
+{{- end }}
 {{- end }}
 {{- end }}
 
