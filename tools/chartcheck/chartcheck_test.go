@@ -1,6 +1,7 @@
 package chartcheck
 
 import (
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -164,5 +165,105 @@ func TestStrictDecodingRejectsUnknownFields(t *testing.T) {
 	}
 	if o.Obj.(*corev1.ConfigMap).Data["A"] != "b" {
 		t.Fatalf("decoded %#v", o.Obj)
+	}
+}
+
+func TestSkaffold(t *testing.T) {
+	root := repoRoot(t)
+	cfg, err := ParseSkaffold(filepath.Join(root, "skaffold.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(cfg.APIVersion, "skaffold/v4") || cfg.Kind != "Config" {
+		t.Errorf("apiVersion/kind = %s/%s, want skaffold/v4*/Config", cfg.APIVersion, cfg.Kind)
+	}
+	if len(cfg.Build.Artifacts) != len(processes) {
+		t.Errorf("%d artifacts, want one per process (%d)", len(cfg.Build.Artifacts), len(processes))
+	}
+	if len(cfg.Deploy.Helm.Releases) != 1 {
+		t.Fatalf("%d helm releases, want 1 (the umbrella chart)", len(cfg.Deploy.Helm.Releases))
+	}
+	rel := cfg.Deploy.Helm.Releases[0]
+	if rel.ChartPath != "charts/restaurant-partner-api" {
+		t.Errorf("helm chartPath %q, want charts/restaurant-partner-api", rel.ChartPath)
+	}
+	for _, p := range processes {
+		t.Run("artifact/"+p.name, func(t *testing.T) {
+			dockerfile := p.name + "/Dockerfile"
+			if p.hasMigrate {
+				dockerfile = "services/" + dockerfile
+			}
+			var found bool
+			for _, a := range cfg.Build.Artifacts {
+				if a.Docker == nil || a.Docker.Dockerfile != dockerfile {
+					continue
+				}
+				found = true
+				if a.Context != "." {
+					t.Errorf("artifact %s: context %q, want \".\" (the Dockerfile needs pkg/)", a.Image, a.Context)
+				}
+				key := ImageTemplateKey(a.Image)
+				for value, want := range map[string]string{
+					p.name + ".image.repository": "{{.IMAGE_REPO_" + key + "}}",
+					p.name + ".image.tag":        "{{.IMAGE_TAG_" + key + "}}",
+				} {
+					if got := rel.SetValueTemplates[value]; !strings.HasPrefix(got, want) {
+						t.Errorf("setValueTemplates[%s] = %q, want it to start with %s", value, got, want)
+					}
+				}
+			}
+			if !found {
+				t.Fatalf("no docker artifact builds %s", dockerfile)
+			}
+			checkDockerfile(t, filepath.Join(root, dockerfile), p.name)
+		})
+	}
+	for _, env := range []string{"dev", "staging", "prod"} {
+		t.Run("profile/"+env, func(t *testing.T) {
+			want := "deploy/" + env + "/values.yaml"
+			if !isFile(filepath.Join(root, want)) {
+				t.Errorf("%s does not exist", want)
+			}
+			for _, p := range cfg.Profiles {
+				if p.Name != env {
+					continue
+				}
+				for _, patch := range p.Patches {
+					if patch.Path == "/deploy/helm/releases/0/valuesFiles" {
+						if got, ok := patch.Value.([]any); !ok || len(got) != 1 || got[0] != want {
+							t.Errorf("profile %s sets valuesFiles to %v, want [%s]", env, patch.Value, want)
+						}
+						return
+					}
+				}
+				t.Fatalf("profile %s does not patch /deploy/helm/releases/0/valuesFiles", env)
+			}
+			t.Fatalf("no skaffold profile %q", env)
+		})
+	}
+}
+
+// checkDockerfile: the build rules of the brief, as text (no docker daemon here).
+func checkDockerfile(t *testing.T, path, name string) {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(raw)
+	for _, want := range []string{
+		"FROM golang:1.26 AS build",
+		"GOWORK=off",
+		"CGO_ENABLED=0",
+		"-trimpath",
+		`-ldflags="-s -w"`,
+		"./cmd/" + name,
+		"FROM gcr.io/distroless/static-debian12:nonroot",
+		"USER 65532",
+		`ENTRYPOINT ["/` + name + `"]`,
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("%s does not contain %q", path, want)
+		}
 	}
 }

@@ -1,0 +1,117 @@
+package chartcheck
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestChecksCatchBrokenCharts breaks a chart in memory, one way per case, and expects
+// the checks to say so: a check that never fails protects nothing.
+func TestChecksCatchBrokenCharts(t *testing.T) {
+	root := repoRoot(t)
+	cases := []struct {
+		name          string
+		file          string // template of the identity chart to edit
+		old, new      string
+		values        map[string]any
+		wantRenderErr string
+		check         func(*Release) []string
+		wantProblem   string
+	}{
+		{
+			name: "unknown field in a manifest",
+			file: "templates/service.yaml", old: "  type: {{ .Values.service.type }}", new: "  typ: {{ .Values.service.type }}",
+			wantRenderErr: `unknown field "spec.typ"`,
+		},
+		{
+			name:          "value not in the schema",
+			values:        map[string]any{"replicas": 3},
+			wantRenderErr: "additional properties 'replicas' not allowed",
+		},
+		{
+			name:          "external secret not named",
+			values:        map[string]any{"secret": map[string]any{"create": false}},
+			wantRenderErr: "existingSecret",
+		},
+		{
+			name: "writable root filesystem",
+			file: "templates/_helpers.tpl", old: "readOnlyRootFilesystem: true", new: "readOnlyRootFilesystem: false",
+			check: CheckWorkloads, wantProblem: "readOnlyRootFilesystem is not true",
+		},
+		{
+			name: "no readiness probe",
+			file: "templates/deployment.yaml", old: "readinessProbe:", new: "startupProbe:",
+			check: CheckWorkloads, wantProblem: "no readinessProbe",
+		},
+		{
+			name: "service selects nothing",
+			file: "templates/service.yaml", old: `{{- include "identity.selectorLabels" . | nindent 4 }}`, new: "app: identity",
+			check: func(r *Release) []string { return CheckSelectors(r, false) }, wantProblem: "matches 0 workloads",
+		},
+		{
+			name: "pdb also selects the migration pods",
+			file: "templates/pdb.yaml", old: `{{- include "identity.selectorLabels" . | nindent 6 }}`, new: "app.kubernetes.io/name: identity",
+			check: func(r *Release) []string { return CheckSelectors(r, false) }, wantProblem: "also matches the pods of [Job/rpa-identity-migrate]",
+		},
+		{
+			name: "migration hook reads the release's own Secret",
+			file: "templates/migration-job.yaml", old: `(dict "root" . "hook" true)`, new: `(dict "root" . "hook" false)`,
+			check: CheckReferences, wantProblem: "pre-install hook uses Secret/rpa-identity",
+		},
+		{
+			name: "secret referenced but never rendered",
+			file: "templates/secret.yaml", old: "{{- if .Values.secret.create }}", new: "{{- if false }}",
+			check: CheckReferences, wantProblem: `uses Secret "rpa-identity", which is neither rendered nor listed as external`,
+		},
+		{
+			name: "missing standard label",
+			file: "templates/_helpers.tpl", old: "app.kubernetes.io/part-of: {{ .Values.global.partOf }}\n", new: "",
+			check: CheckLabels, wantProblem: "label app.kubernetes.io/part-of is missing",
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := LoadChart(filepath.Join(root, "charts", "identity"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.file != "" {
+				var edited bool
+				for _, f := range c.Templates {
+					if f.Name == tc.file {
+						if !strings.Contains(string(f.Data), tc.old) {
+							t.Fatalf("%s no longer contains %q: update this case", tc.file, tc.old)
+						}
+						f.Data = []byte(strings.Replace(string(f.Data), tc.old, tc.new, 1))
+						edited = true
+					}
+				}
+				if !edited {
+					t.Fatalf("identity chart has no %s", tc.file)
+				}
+			}
+			vals := tc.values
+			if vals == nil {
+				vals = map[string]any{}
+			}
+			rel, err := Render(c, vals, "rpa", "partner-api")
+			if tc.wantRenderErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantRenderErr) {
+					t.Fatalf("render error = %v, want one containing %q", err, tc.wantRenderErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			problems := tc.check(rel)
+			for _, p := range problems {
+				if strings.Contains(p, tc.wantProblem) {
+					return
+				}
+			}
+			t.Fatalf("no problem containing %q; got:\n  %s", tc.wantProblem, strings.Join(problems, "\n  "))
+		})
+	}
+}
