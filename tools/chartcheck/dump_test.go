@@ -9,6 +9,8 @@ import (
 	"helm.sh/helm/v3/pkg/engine"
 )
 
+// TestDump prints a rendered chart for a person to read; it runs only with DUMP_CHART
+// (a directory under charts/) and optionally DUMP_VALUES (a values file from the repository root).
 func TestDump(t *testing.T) {
 	if os.Getenv("DUMP_CHART") == "" {
 		t.Skip()
