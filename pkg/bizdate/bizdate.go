@@ -34,9 +34,22 @@ func (d Date) Start(loc *time.Location, dayStartHour int) time.Time {
 	t := time.Date(d.Year, d.Month, d.Day, dayStartHour, 0, 0, 0, loc)
 	if t.Hour() < dayStartHour && t.Day() == d.Day {
 		// time.Date normalised a skipped hour backwards; move past the gap.
-		t = t.Add(time.Hour)
+		return t.Add(time.Hour)
+	}
+	// When the wall time happens twice (clocks set back), the day starts at
+	// the first occurrence.
+	for _, back := range []time.Duration{30 * time.Minute, time.Hour} {
+		if earlier := t.Add(-back); sameWallClock(earlier, t) {
+			return earlier
+		}
 	}
 	return t
+}
+
+func sameWallClock(a, b time.Time) bool {
+	ay, am, ad := a.Date()
+	by, bm, bd := b.Date()
+	return ay == by && am == bm && ad == bd && a.Hour() == b.Hour() && a.Minute() == b.Minute()
 }
 
 // Parse reads a strict YYYY-MM-DD date.

@@ -6,6 +6,8 @@ package config
 import (
 	"context"
 	"fmt"
+	"reflect"
+	"strings"
 
 	"github.com/sethvargo/go-envconfig"
 )
@@ -30,7 +32,7 @@ func LoadMap(ctx context.Context, cfg any, env map[string]string) error {
 // LoadFrom fills cfg from a lookuper.
 func LoadFrom(ctx context.Context, cfg any, l envconfig.Lookuper) error {
 	if err := envconfig.ProcessWith(ctx, &envconfig.Config{Target: cfg, Lookuper: l}); err != nil {
-		return fmt.Errorf("configuration: %w", err)
+		return fmt.Errorf("configuration: %s", nameVariable(reflect.TypeOf(cfg), err.Error()))
 	}
 	if v, ok := cfg.(Validator); ok {
 		if err := v.Validate(); err != nil {
@@ -60,4 +62,32 @@ func (s Secret) Reveal() string { return string(s) }
 func (s *Secret) EnvDecode(v string) error {
 	*s = Secret(v)
 	return nil
+}
+
+// nameVariable rewrites envconfig's "Field: Nested: problem" into
+// "VARIABLE: problem", so the message names what the operator sets.
+func nameVariable(t reflect.Type, msg string) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	rest := msg
+	for t.Kind() == reflect.Struct {
+		name, tail, ok := strings.Cut(rest, ": ")
+		if !ok {
+			break
+		}
+		f, found := t.FieldByName(name)
+		if !found {
+			break
+		}
+		rest = tail
+		if key, _, _ := strings.Cut(f.Tag.Get("env"), ","); key != "" {
+			return key + ": " + rest
+		}
+		t = f.Type
+		for t.Kind() == reflect.Pointer {
+			t = t.Elem()
+		}
+	}
+	return msg
 }

@@ -68,6 +68,8 @@ func Open(ctx context.Context, cfg Config, schema string) (*DB, error) {
 		SkipDefaultTransaction: true,
 		PrepareStmt:            false,
 		TranslateError:         true,
+		// A service starts while its database is down and reports not ready.
+		DisableAutomaticPing: true,
 	})
 	if err != nil {
 		_ = sqlDB.Close()
