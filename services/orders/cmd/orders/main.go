@@ -1,0 +1,134 @@
+// Command orders serves order search and details, migrates the orders schema
+// and imports NDJSON order files.
+//
+//	orders [serve]                       answer HTTP on HTTP_ADDR
+//	orders migrate                       apply the schema migrations
+//	orders import [--file path.ndjson]   load orders (stdin when no file) with COPY
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"time"
+
+	"partnerapi.dev/pkg/config"
+	"partnerapi.dev/pkg/cursor"
+	"partnerapi.dev/pkg/database"
+	"partnerapi.dev/pkg/httpx"
+	"partnerapi.dev/pkg/internalctx"
+	"partnerapi.dev/pkg/lifecycle"
+	"partnerapi.dev/pkg/telemetry"
+	"partnerapi.dev/services/orders/internal/api"
+	ordersconfig "partnerapi.dev/services/orders/internal/config"
+	"partnerapi.dev/services/orders/internal/domain"
+	"partnerapi.dev/services/orders/internal/store"
+	"partnerapi.dev/services/orders/migrations"
+)
+
+func main() { lifecycle.Main(run) }
+
+func run(ctx context.Context, args []string) error {
+	cmd := "serve"
+	if len(args) > 0 {
+		cmd, args = args[0], args[1:]
+	}
+	switch cmd {
+	case "serve":
+		return serve(ctx)
+	case "migrate":
+		return migrate(ctx)
+	case "import":
+		return importOrders(ctx, args)
+	}
+	return fmt.Errorf("unknown command %q: use serve, migrate or import", cmd)
+}
+
+func serve(ctx context.Context) error {
+	var cfg ordersconfig.Serve
+	if err := config.Load(ctx, &cfg); err != nil {
+		return err
+	}
+	keys, _ := internalctx.ParseKeys(cfg.InternalContextKeys.Reveal())
+	cursorKey, _ := cfg.CursorKeyBytes()
+	tel, err := telemetry.Setup(ctx, "orders", telemetry.Options{})
+	if err != nil {
+		return err
+	}
+	db, err := database.Open(ctx, cfg.Database, "orders")
+	if err != nil {
+		return err
+	}
+	h := &api.Handlers{Repo: &store.Store{DB: db.SQL}, Cursors: cursor.New(cursorKey), Keys: keys, IngestToken: cfg.IngestToken.Reveal()}
+	app := h.App([]httpx.Check{{Name: "database", Fn: db.Ping}}, tel.Handler())
+	return lifecycle.Serve(ctx, app, cfg.HTTPAddr,
+		lifecycle.Closer{Name: "database", Fn: db.Close},
+		lifecycle.Closer{Name: "telemetry", Fn: tel.Shutdown})
+}
+
+func openDatabase(ctx context.Context) (*database.DB, error) {
+	var cfg ordersconfig.Database
+	if err := config.Load(ctx, &cfg); err != nil {
+		return nil, err
+	}
+	return database.Open(ctx, cfg.Database, "orders")
+}
+
+func migrate(ctx context.Context) error {
+	db, err := openDatabase(ctx)
+	if err != nil {
+		return err
+	}
+	defer db.Close(ctx)
+	res, err := db.Migrate(ctx, migrations.FS)
+	if err != nil {
+		return err
+	}
+	slog.Info("orders schema migrated", "applied", len(res))
+	return nil
+}
+
+func importOrders(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("import", flag.ContinueOnError)
+	file := fs.String("file", "", "NDJSON file of orders (default: standard input)")
+	batch := fs.Int("batch", 10000, "orders per transaction")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	var in io.Reader = os.Stdin
+	if *file != "" && *file != "-" {
+		f, err := os.Open(*file)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		in = f
+	}
+	db, err := openDatabase(ctx)
+	if err != nil {
+		return err
+	}
+	defer db.Close(ctx)
+	if _, err := db.Migrate(ctx, migrations.FS); err != nil {
+		return err
+	}
+	start := time.Now()
+	last := start
+	n, err := domain.Ingestion{Repo: &store.Store{DB: db.SQL}, BatchSize: *batch}.Ingest(ctx, in, func(stored int) {
+		if time.Since(last) > 5*time.Second {
+			last = time.Now()
+			slog.Info("importing orders", "stored", stored, "elapsed", time.Since(start).Round(time.Second).String())
+		}
+	})
+	if err != nil {
+		return fmt.Errorf("import stopped after %d orders: %w", n, err)
+	}
+	if _, err := db.SQL.ExecContext(ctx, "ANALYZE orders, order_lines, order_line_options"); err != nil {
+		return err
+	}
+	slog.Info("orders imported", "orders", n, "elapsed", time.Since(start).Round(time.Millisecond).String())
+	return nil
+}

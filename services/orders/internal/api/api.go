@@ -1,0 +1,198 @@
+// Package api serves order search and order details to the gateway and the
+// NDJSON ingestion endpoint to the POS side: it binds and validates requests,
+// calls the domain and maps its errors in one place.
+package api
+
+import (
+	"bytes"
+	"context"
+	"crypto/subtle"
+	"errors"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/gofiber/fiber/v2"
+	"partnerapi.dev/pkg/cursor"
+	"partnerapi.dev/pkg/database"
+	"partnerapi.dev/pkg/httpx"
+	"partnerapi.dev/pkg/internalctx"
+	"partnerapi.dev/services/orders/internal/domain"
+)
+
+// IngestBodyLimit caps one ingestion request (NDJSON batches).
+const IngestBodyLimit = 32 << 20
+
+// Handlers serves the orders API.
+type Handlers struct {
+	Repo        domain.Repository
+	Cursors     *cursor.Codec
+	Keys        *internalctx.Keyring
+	IngestToken string
+
+	locs sync.Map // time-zone name -> *time.Location
+}
+
+// Routes registers the service's routes.
+func (h *Handlers) Routes(r fiber.Router) {
+	r.Post("/internal/v1/orders/ingest", h.ingest)
+	g := r.Group("/v1/restaurants/:restaurantId/orders", internalctx.Require(h.Keys))
+	g.Get("", h.search)
+	g.Get("/:orderId", h.details)
+}
+
+// App builds the Fiber application (used by serve and by tests).
+func (h *Handlers) App(ready []httpx.Check, metrics http.Handler) *fiber.App {
+	return httpx.New(httpx.Options{Name: "orders", BodyLimit: IngestBodyLimit, Ready: ready, Metrics: metrics}, h.Routes)
+}
+
+type tenant struct {
+	id           string
+	loc          *time.Location
+	timeZone     string
+	dayStartHour int
+	currency     string
+}
+
+// tenantOf checks that the gateway authorized the restaurant in the path.
+func (h *Handlers) tenantOf(c *fiber.Ctx) (tenant, error) {
+	ic := internalctx.From(c)
+	id := strings.ToLower(c.Params("restaurantId"))
+	if ic.Tenant == nil || strings.ToLower(ic.Tenant.ID) != id {
+		return tenant{}, httpx.NotFound()
+	}
+	loc, err := h.location(ic.Tenant.TimeZone)
+	if err != nil {
+		return tenant{}, err
+	}
+	return tenant{id: id, loc: loc, timeZone: ic.Tenant.TimeZone, dayStartHour: ic.Tenant.DayStartHour, currency: ic.Tenant.Currency}, nil
+}
+
+func (h *Handlers) location(name string) (*time.Location, error) {
+	if v, ok := h.locs.Load(name); ok {
+		return v.(*time.Location), nil
+	}
+	loc, err := time.LoadLocation(name)
+	if err != nil || name == "" {
+		return nil, errors.New("restaurant time zone unknown: " + name)
+	}
+	h.locs.Store(name, loc)
+	return loc, nil
+}
+
+type cursorPosition struct {
+	At int64  `json:"t"` // occurredAt, Unix microseconds
+	ID string `json:"o"`
+}
+
+func (h *Handlers) search(c *fiber.Ctx) error {
+	t, err := h.tenantOf(c)
+	if err != nil {
+		return mapError(err, false)
+	}
+	q, err := url.ParseQuery(string(c.Request().URI().QueryString()))
+	if err != nil {
+		return httpx.BadRequest("The query string is malformed.")
+	}
+	req, err := domain.ParseSearch(q, t.id, t.loc, t.dayStartHour)
+	if err != nil {
+		return mapError(err, false)
+	}
+	binding := cursor.Bind("orders/search/"+t.id, q, "cursor", "limit", "organization_id")
+	if req.Cursor != "" {
+		var pos cursorPosition
+		if err := h.Cursors.Decode(req.Cursor, binding, &pos); err != nil {
+			if errors.Is(err, cursor.ErrFilterMismatch) {
+				return httpx.BadRequest("cursor was issued for different filters; repeat the first request's filters with it, or start without a cursor.")
+			}
+			return httpx.BadRequest("cursor is invalid; pass nextCursor unchanged.")
+		}
+		req.Filter.After = &domain.Position{OccurredAt: time.UnixMicro(pos.At).UTC(), OrderID: pos.ID}
+	}
+	page, err := h.Repo.Search(c.UserContext(), req.Filter)
+	if err != nil {
+		return mapError(err, false)
+	}
+	out := searchView{RestaurantID: t.id, SearchScope: req.Scope, Currency: t.currency, Matches: make([]summaryView, len(page.Orders))}
+	if req.Filter.StartDate != nil {
+		out.Period = &periodView{*req.Filter.StartDate, *req.Filter.EndDate, t.timeZone, t.dayStartHour}
+	}
+	for i, o := range page.Orders {
+		out.Matches[i] = summary(o)
+	}
+	if page.Next != nil {
+		next, err := h.Cursors.Encode(binding, cursorPosition{At: page.Next.OccurredAt.UnixMicro(), ID: page.Next.OrderID})
+		if err != nil {
+			return err
+		}
+		out.NextCursor = &next
+		out.Truncated = true
+	}
+	return c.JSON(fiber.Map{"data": out})
+}
+
+func (h *Handlers) details(c *fiber.Ctx) error {
+	t, err := h.tenantOf(c)
+	if err != nil {
+		return mapError(err, false)
+	}
+	orderID, err := url.PathUnescape(c.Params("orderId"))
+	if err != nil || orderID == "" || utf8.RuneCountInString(orderID) > domain.MaxOrderIDLength {
+		return httpx.BadRequest("orderId must be 1 to %d characters.", domain.MaxOrderIDLength)
+	}
+	q, err := url.ParseQuery(string(c.Request().URI().QueryString()))
+	if err != nil {
+		return httpx.BadRequest("The query string is malformed.")
+	}
+	for k := range q {
+		if k != "organization_id" {
+			return httpx.BadRequest("Query parameter %q is not supported by order details.", k)
+		}
+	}
+	o, err := h.Repo.Get(c.UserContext(), t.id, orderID)
+	if err != nil {
+		return mapError(err, false)
+	}
+	return c.JSON(fiber.Map{"data": detailsResponse{RestaurantID: t.id, Currency: o.Currency, Order: details(o)}})
+}
+
+type ingestResult struct {
+	Stored int `json:"stored"`
+}
+
+func (h *Handlers) ingest(c *fiber.Ctx) error {
+	auth := c.Get(fiber.HeaderAuthorization)
+	token, ok := strings.CutPrefix(auth, "Bearer ")
+	if !ok || h.IngestToken == "" || subtle.ConstantTimeCompare([]byte(token), []byte(h.IngestToken)) != 1 {
+		return &httpx.Error{Status: http.StatusUnauthorized, Code: httpx.CodeInvalidToken, Description: "Send the ingestion token as a bearer token."}
+	}
+	body := c.Body()
+	if len(bytes.TrimSpace(body)) == 0 {
+		return httpx.BadRequest("The body is empty; send NDJSON, one order per line.")
+	}
+	n, err := domain.Ingestion{Repo: h.Repo}.Ingest(c.UserContext(), bytes.NewReader(body), nil)
+	if err != nil {
+		return mapError(err, true)
+	}
+	return c.JSON(fiber.Map{"data": ingestResult{Stored: n}})
+}
+
+// mapError is the one place domain and store errors become HTTP answers.
+func mapError(err error, write bool) error {
+	var he *httpx.Error
+	var inv *domain.InvalidError
+	switch {
+	case errors.As(err, &he):
+		return he
+	case errors.As(err, &inv):
+		return httpx.BadRequest("%s", inv.Message)
+	case errors.Is(err, domain.ErrNotFound):
+		return httpx.NotFound()
+	case database.IsUnavailable(err), errors.Is(err, context.Canceled):
+		return httpx.Unavailable(write)
+	}
+	return err
+}

@@ -1,0 +1,462 @@
+// Package store keeps orders in Postgres (schema "orders"): writes go through
+// COPY into per-transaction staging tables and one set-based replace, reads
+// are keyset-paginated queries shaped for the indexes in the migrations.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
+	"partnerapi.dev/pkg/bizdate"
+	"partnerapi.dev/services/orders/internal/domain"
+)
+
+// Store implements domain.Repository.
+type Store struct {
+	DB *sql.DB
+}
+
+var _ domain.Repository = (*Store)(nil)
+
+var orderColumns = []string{
+	"restaurant_id", "order_id", "restaurant_order_number", "receipt_hash", "occurred_at", "business_date",
+	"local_minute", "order_type", "table_number", "status", "recorded_payment_method", "payment_method",
+	"origin_kind", "origin_provider", "original_amount_minor", "total_amount_minor", "vat_minor",
+	"refund_amount_minor", "discount_amount_minor", "gross_sales_minor", "net_sales_minor", "tip_amount_minor",
+	"currency", "vat_allocation_method", "tax_country_code", "tax_rates_as_of", "line_count",
+	"refunded_item_count", "payment_reference_count", "item_names",
+}
+
+var lineColumns = []string{
+	"restaurant_id", "order_id", "position", "line_id", "catalog_item_id", "catalog_item_kind",
+	"catalog_category_id", "menu_id", "name", "category", "item_type", "quantity", "unit_price_minor",
+	"original_unit_price_minor", "gross_amount_minor", "discount_amount_minor", "vat_amount_minor",
+	"tax_evidence", "tax_country_code", "tax_rates_as_of", "vat_rates",
+}
+
+var optionColumns = []string{
+	"restaurant_id", "order_id", "line_position", "position", "option_id", "option_group_id", "name",
+	"quantity", "unit_price_minor", "gross_amount_minor", "vat_amount_minor",
+}
+
+var vatColumns = []string{
+	"restaurant_id", "order_id", "position", "category", "rate_bps", "gross_amount_minor", "net_amount_minor", "vat_amount_minor",
+}
+
+var refundColumns = []string{
+	"restaurant_id", "order_id", "position", "line_id", "catalog_item_id", "name", "quantity", "amount_minor", "refunded_at",
+}
+
+var paymentColumns = []string{
+	"restaurant_id", "order_id", "position", "provider", "receipt_hash", "checkout_id", "transaction_id",
+	"transaction_code", "session_id", "recorded_amount_minor", "currency", "created_at",
+}
+
+type stage struct {
+	table, stage string
+	cols         []string
+	rows         [][]any
+}
+
+// Replace stores the orders' latest states in one transaction.
+func (s *Store) Replace(ctx context.Context, orders []domain.Order) error {
+	if len(orders) == 0 {
+		return nil
+	}
+	stages := []*stage{
+		{table: "orders", stage: "stage_orders", cols: orderColumns},
+		{table: "order_lines", stage: "stage_lines", cols: lineColumns},
+		{table: "order_line_options", stage: "stage_options", cols: optionColumns},
+		{table: "order_vat_rows", stage: "stage_vat", cols: vatColumns},
+		{table: "order_refunded_items", stage: "stage_refunds", cols: refundColumns},
+		{table: "order_payment_references", stage: "stage_payments", cols: paymentColumns},
+	}
+	for _, o := range orders {
+		if err := appendRows(stages, o); err != nil {
+			return err
+		}
+	}
+	conn, err := s.DB.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	return conn.Raw(func(dc any) error {
+		pc := dc.(*stdlib.Conn).Conn()
+		return pgx.BeginFunc(ctx, pc, func(tx pgx.Tx) error {
+			var ddl strings.Builder
+			for _, st := range stages {
+				fmt.Fprintf(&ddl, "CREATE TEMP TABLE %s (LIKE %s) ON COMMIT DROP;", st.stage, st.table)
+			}
+			if _, err := tx.Exec(ctx, ddl.String()); err != nil {
+				return fmt.Errorf("create staging tables: %w", err)
+			}
+			for _, st := range stages {
+				if len(st.rows) == 0 {
+					continue
+				}
+				if _, err := tx.CopyFrom(ctx, pgx.Identifier{st.stage}, st.cols, pgx.CopyFromRows(st.rows)); err != nil {
+					return fmt.Errorf("copy into %s: %w", st.stage, err)
+				}
+			}
+			var sqls strings.Builder
+			if len(orders) > 500 {
+				sqls.WriteString("ANALYZE stage_orders;")
+			}
+			set := make([]string, 0, len(orderColumns))
+			for _, c := range orderColumns[2:] {
+				set = append(set, c+" = EXCLUDED."+c)
+			}
+			cols := strings.Join(orderColumns, ", ")
+			// Lock order rows first (upsert) so concurrent replaces of the same
+			// order serialise before their children are swapped.
+			fmt.Fprintf(&sqls, "INSERT INTO orders (%s) SELECT %s FROM stage_orders ORDER BY restaurant_id, order_id ON CONFLICT (restaurant_id, order_id) DO UPDATE SET %s, ingested_at = now();",
+				cols, cols, strings.Join(set, ", "))
+			for _, st := range stages[1:] {
+				fmt.Fprintf(&sqls, "DELETE FROM %s t USING stage_orders s WHERE t.restaurant_id = s.restaurant_id AND t.order_id = s.order_id;", st.table)
+				c := strings.Join(st.cols, ", ")
+				if len(st.rows) > 0 {
+					fmt.Fprintf(&sqls, "INSERT INTO %s (%s) SELECT %s FROM %s;", st.table, c, c, st.stage)
+				}
+			}
+			if _, err := tx.Exec(ctx, sqls.String()); err != nil {
+				return fmt.Errorf("replace orders: %w", err)
+			}
+			return nil
+		})
+	})
+}
+
+func appendRows(stages []*stage, o domain.Order) error {
+	rid, oid := o.RestaurantID, o.OrderID
+	stages[0].rows = append(stages[0].rows, []any{
+		rid, oid, o.RestaurantOrderNumber, o.ReceiptHash, o.OccurredAt, o.BusinessDate.Time(),
+		int16(o.LocalMinute), o.OrderType, intPtr(o.TableNumber), o.Status, o.RecordedPaymentMethod, o.PaymentMethod,
+		o.Origin.Kind, o.Origin.Provider, o.OriginalAmountMinor, o.TotalAmountMinor, o.VatMinor,
+		o.RefundAmountMinor, o.DiscountAmountMinor, o.GrossSalesMinor, o.NetSalesMinor, o.TipAmountMinor,
+		o.Currency, o.VatAllocationMethod, o.TaxCountryCode, o.TaxRatesAsOf.Time(), int32(o.LineCount),
+		int32(o.RefundedItemCount), int32(o.PaymentReferenceCount), o.ItemNames(),
+	})
+	for i, l := range o.Lines {
+		rates, err := json.Marshal(l.VatRates)
+		if err != nil {
+			return err
+		}
+		var asOf *time.Time
+		if l.TaxRatesAsOf != nil {
+			t := l.TaxRatesAsOf.Time()
+			asOf = &t
+		}
+		stages[1].rows = append(stages[1].rows, []any{
+			rid, oid, int32(i), l.LineID, l.CatalogItemID, l.CatalogItemKind, l.CatalogCategoryID, l.MenuID,
+			l.Name, l.Category, l.ItemType, int32(l.Quantity), l.UnitPriceMinor, l.OriginalUnitPriceMinor,
+			l.GrossAmountMinor, l.DiscountAmountMinor, l.VatAmountMinor, l.TaxEvidence, l.TaxCountryCode, asOf, rates,
+		})
+		for j, opt := range l.SelectedOptions {
+			stages[2].rows = append(stages[2].rows, []any{
+				rid, oid, int32(i), int32(j), opt.OptionID, opt.OptionGroupID, opt.Name, int32(opt.Quantity),
+				opt.UnitPriceMinor, opt.GrossAmountMinor, opt.VatAmountMinor,
+			})
+		}
+	}
+	for i, v := range o.VatRows {
+		stages[3].rows = append(stages[3].rows, []any{rid, oid, int32(i), v.Category, int32(v.RateBps), v.GrossAmountMinor, v.NetAmountMinor, v.VatAmountMinor})
+	}
+	for i, r := range o.RefundedItems {
+		stages[4].rows = append(stages[4].rows, []any{rid, oid, int32(i), r.LineID, r.CatalogItemID, r.Name, int32(r.Quantity), r.AmountMinor, r.RefundedAt})
+	}
+	for i, p := range o.PaymentReferences {
+		stages[5].rows = append(stages[5].rows, []any{rid, oid, int32(i), p.Provider, p.ReceiptHash, p.CheckoutID, p.TransactionID,
+			p.TransactionCode, p.SessionID, p.RecordedAmountMinor, p.Currency, p.CreatedAt})
+	}
+	return nil
+}
+
+func intPtr(p *int) *int32 {
+	if p == nil {
+		return nil
+	}
+	v := int32(*p)
+	return &v
+}
+
+const summarySelect = `SELECT order_id, restaurant_order_number, receipt_hash, occurred_at, business_date, order_type,
+	table_number, status, payment_method, origin_kind, origin_provider, original_amount_minor, total_amount_minor,
+	vat_minor, refund_amount_minor, discount_amount_minor, gross_sales_minor, net_sales_minor, tip_amount_minor,
+	currency, vat_allocation_method, tax_country_code, tax_rates_as_of, line_count, refunded_item_count,
+	payment_reference_count FROM orders`
+
+func scanOrder(rows interface{ Scan(...any) error }, restaurantID string) (domain.Order, error) {
+	o := domain.Order{RestaurantID: restaurantID}
+	var bd, asOf time.Time
+	var table sql.NullInt32
+	err := rows.Scan(&o.OrderID, &o.RestaurantOrderNumber, &o.ReceiptHash, &o.OccurredAt, &bd, &o.OrderType,
+		&table, &o.Status, &o.PaymentMethod, &o.Origin.Kind, &o.Origin.Provider, &o.OriginalAmountMinor, &o.TotalAmountMinor,
+		&o.VatMinor, &o.RefundAmountMinor, &o.DiscountAmountMinor, &o.GrossSalesMinor, &o.NetSalesMinor, &o.TipAmountMinor,
+		&o.Currency, &o.VatAllocationMethod, &o.TaxCountryCode, &asOf, &o.LineCount, &o.RefundedItemCount,
+		&o.PaymentReferenceCount)
+	if err != nil {
+		return o, err
+	}
+	o.OccurredAt = o.OccurredAt.UTC()
+	o.BusinessDate = bizdate.FromTime(bd.UTC())
+	o.TaxRatesAsOf = bizdate.FromTime(asOf.UTC())
+	if table.Valid {
+		n := int(table.Int32)
+		o.TableNumber = &n
+	}
+	return o, nil
+}
+
+// Search runs one keyset page of an order search.
+func (s *Store) Search(ctx context.Context, f domain.Filter) (domain.Page, error) {
+	var where []string
+	args := []any{f.RestaurantID}
+	arg := func(v any) string {
+		args = append(args, v)
+		return fmt.Sprintf("$%d", len(args))
+	}
+	where = append(where, "restaurant_id = $1")
+	if f.OrderID != nil {
+		where = append(where, "order_id = "+arg(*f.OrderID))
+	}
+	if f.ReceiptReference != nil {
+		where = append(where, "receipt_hash = "+arg(*f.ReceiptReference))
+	}
+	if f.RestaurantOrderNumber != nil {
+		where = append(where, "restaurant_order_number = "+arg(*f.RestaurantOrderNumber))
+	}
+	if f.ItemName != nil {
+		where = append(where, "item_names LIKE "+arg("%"+escapeLike(strings.ToLower(*f.ItemName))+"%"))
+	}
+	if f.PaymentMethod != nil {
+		where = append(where, "payment_method = "+arg(*f.PaymentMethod))
+	}
+	if f.Status != nil {
+		where = append(where, "status = "+arg(*f.Status))
+	}
+	if f.MinTotalMinor != nil {
+		where = append(where, "total_amount_minor >= "+arg(*f.MinTotalMinor))
+	}
+	if f.MaxTotalMinor != nil {
+		where = append(where, "total_amount_minor <= "+arg(*f.MaxTotalMinor))
+	}
+	switch {
+	case f.StartMinute != nil && f.EndMinute != nil && *f.StartMinute > *f.EndMinute:
+		where = append(where, fmt.Sprintf("(local_minute >= %s OR local_minute <= %s)", arg(*f.StartMinute), arg(*f.EndMinute)))
+	default:
+		if f.StartMinute != nil {
+			where = append(where, "local_minute >= "+arg(*f.StartMinute))
+		}
+		if f.EndMinute != nil {
+			where = append(where, "local_minute <= "+arg(*f.EndMinute))
+		}
+	}
+	if f.StartDate != nil {
+		// The instant range lets the (restaurant, occurred_at) index do the
+		// work; the business dates stored at ingestion keep the answer exact.
+		where = append(where, "occurred_at >= "+arg(f.From), "occurred_at < "+arg(f.Until),
+			fmt.Sprintf("business_date BETWEEN %s AND %s", arg(f.StartDate.Time()), arg(f.EndDate.Time())))
+	}
+	if f.After != nil {
+		where = append(where, fmt.Sprintf("(occurred_at, order_id) < (%s, %s)", arg(f.After.OccurredAt), arg(f.After.OrderID)))
+	}
+	q := summarySelect + " WHERE " + strings.Join(where, " AND ") +
+		fmt.Sprintf(" ORDER BY occurred_at DESC, order_id DESC LIMIT %d", f.Limit+1)
+	rows, err := s.DB.QueryContext(ctx, q, args...)
+	if err != nil {
+		return domain.Page{}, err
+	}
+	defer rows.Close()
+	var page domain.Page
+	for rows.Next() {
+		o, err := scanOrder(rows, f.RestaurantID)
+		if err != nil {
+			return domain.Page{}, err
+		}
+		page.Orders = append(page.Orders, o)
+	}
+	if err := rows.Err(); err != nil {
+		return domain.Page{}, err
+	}
+	if len(page.Orders) > f.Limit {
+		page.Orders = page.Orders[:f.Limit]
+		last := page.Orders[f.Limit-1]
+		page.Next = &domain.Position{OccurredAt: last.OccurredAt, OrderID: last.OrderID}
+	}
+	if err := s.loadLines(ctx, f.RestaurantID, page.Orders, domain.SearchLineCap); err != nil {
+		return domain.Page{}, err
+	}
+	return page, nil
+}
+
+func escapeLike(s string) string {
+	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
+}
+
+// loadLines fills up to lineCap lines (with options) of each order.
+func (s *Store) loadLines(ctx context.Context, restaurantID string, orders []domain.Order, lineCap int) error {
+	if len(orders) == 0 {
+		return nil
+	}
+	ids := make([]string, len(orders))
+	index := make(map[string]int, len(orders))
+	for i, o := range orders {
+		ids[i] = o.OrderID
+		index[o.OrderID] = i
+		orders[i].Lines = []domain.Line{}
+	}
+	rows, err := s.DB.QueryContext(ctx, `SELECT order_id, line_id, catalog_item_id, catalog_item_kind, catalog_category_id,
+		menu_id, name, category, item_type, quantity, unit_price_minor, original_unit_price_minor, gross_amount_minor,
+		discount_amount_minor, vat_amount_minor, tax_evidence, tax_country_code, tax_rates_as_of, vat_rates
+		FROM order_lines WHERE restaurant_id = $1 AND order_id = ANY($2) AND position < $3
+		ORDER BY order_id, position`, restaurantID, ids, lineCap)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var oid string
+		var l domain.Line
+		var asOf sql.NullTime
+		var rates []byte
+		if err := rows.Scan(&oid, &l.LineID, &l.CatalogItemID, &l.CatalogItemKind, &l.CatalogCategoryID, &l.MenuID,
+			&l.Name, &l.Category, &l.ItemType, &l.Quantity, &l.UnitPriceMinor, &l.OriginalUnitPriceMinor,
+			&l.GrossAmountMinor, &l.DiscountAmountMinor, &l.VatAmountMinor, &l.TaxEvidence, &l.TaxCountryCode,
+			&asOf, &rates); err != nil {
+			return err
+		}
+		if asOf.Valid {
+			d := bizdate.FromTime(asOf.Time.UTC())
+			l.TaxRatesAsOf = &d
+		}
+		l.VatRates = []domain.VatRate{}
+		if err := json.Unmarshal(rates, &l.VatRates); err != nil {
+			return err
+		}
+		l.SelectedOptions = []domain.SelectedOption{}
+		i := index[oid]
+		orders[i].Lines = append(orders[i].Lines, l)
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	rows.Close()
+	orows, err := s.DB.QueryContext(ctx, `SELECT order_id, line_position, option_id, option_group_id, name, quantity,
+		unit_price_minor, gross_amount_minor, vat_amount_minor
+		FROM order_line_options WHERE restaurant_id = $1 AND order_id = ANY($2) AND line_position < $3
+		ORDER BY order_id, line_position, position`, restaurantID, ids, lineCap)
+	if err != nil {
+		return err
+	}
+	defer orows.Close()
+	for orows.Next() {
+		var oid string
+		var lp int
+		var opt domain.SelectedOption
+		if err := orows.Scan(&oid, &lp, &opt.OptionID, &opt.OptionGroupID, &opt.Name, &opt.Quantity,
+			&opt.UnitPriceMinor, &opt.GrossAmountMinor, &opt.VatAmountMinor); err != nil {
+			return err
+		}
+		lines := orders[index[oid]].Lines
+		if lp < len(lines) {
+			lines[lp].SelectedOptions = append(lines[lp].SelectedOptions, opt)
+		}
+	}
+	return orows.Err()
+}
+
+// Get reads one order of a restaurant with its capped children.
+func (s *Store) Get(ctx context.Context, restaurantID, orderID string) (domain.Order, error) {
+	row := s.DB.QueryRowContext(ctx, summarySelect+" WHERE restaurant_id = $1 AND order_id = $2", restaurantID, orderID)
+	o, err := scanOrder(row, restaurantID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return o, domain.ErrNotFound
+	}
+	if err != nil {
+		return o, err
+	}
+	orders := []domain.Order{o}
+	if err := s.loadLines(ctx, restaurantID, orders, domain.DetailLineCap); err != nil {
+		return o, err
+	}
+	o = orders[0]
+
+	o.VatRows = []domain.VatRow{}
+	rows, err := s.DB.QueryContext(ctx, `SELECT category, rate_bps, gross_amount_minor, net_amount_minor, vat_amount_minor
+		FROM order_vat_rows WHERE restaurant_id = $1 AND order_id = $2 ORDER BY position`, restaurantID, orderID)
+	if err != nil {
+		return o, err
+	}
+	for rows.Next() {
+		var v domain.VatRow
+		if err := rows.Scan(&v.Category, &v.RateBps, &v.GrossAmountMinor, &v.NetAmountMinor, &v.VatAmountMinor); err != nil {
+			rows.Close()
+			return o, err
+		}
+		o.VatRows = append(o.VatRows, v)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return o, err
+	}
+
+	o.RefundedItems = []domain.RefundedItem{}
+	rows, err = s.DB.QueryContext(ctx, `SELECT line_id, catalog_item_id, name, quantity, amount_minor, refunded_at
+		FROM order_refunded_items WHERE restaurant_id = $1 AND order_id = $2 AND position < $3 ORDER BY position`,
+		restaurantID, orderID, domain.RefundedItemCap)
+	if err != nil {
+		return o, err
+	}
+	for rows.Next() {
+		var r domain.RefundedItem
+		if err := rows.Scan(&r.LineID, &r.CatalogItemID, &r.Name, &r.Quantity, &r.AmountMinor, &r.RefundedAt); err != nil {
+			rows.Close()
+			return o, err
+		}
+		r.RefundedAt = r.RefundedAt.UTC()
+		o.RefundedItems = append(o.RefundedItems, r)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return o, err
+	}
+
+	refs, err := s.paymentReferences(ctx, restaurantID, orderID)
+	if err != nil {
+		// The references are supplementary evidence: the order still answers,
+		// with paymentReferences null, when they cannot be read.
+		o.PaymentReferencesUnavailable = true
+	}
+	o.PaymentReferences = refs
+	return o, nil
+}
+
+func (s *Store) paymentReferences(ctx context.Context, restaurantID, orderID string) ([]domain.PaymentReference, error) {
+	rows, err := s.DB.QueryContext(ctx, `SELECT provider, receipt_hash, checkout_id, transaction_id, transaction_code,
+		session_id, recorded_amount_minor, currency, created_at
+		FROM order_payment_references WHERE restaurant_id = $1 AND order_id = $2 AND position < $3 ORDER BY position`,
+		restaurantID, orderID, domain.PaymentReferenceCap)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	refs := []domain.PaymentReference{}
+	for rows.Next() {
+		var p domain.PaymentReference
+		if err := rows.Scan(&p.Provider, &p.ReceiptHash, &p.CheckoutID, &p.TransactionID, &p.TransactionCode,
+			&p.SessionID, &p.RecordedAmountMinor, &p.Currency, &p.CreatedAt); err != nil {
+			return nil, err
+		}
+		p.CreatedAt = p.CreatedAt.UTC()
+		refs = append(refs, p)
+	}
+	return refs, rows.Err()
+}
