@@ -1,0 +1,374 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx"
+
+	"partnerapi.dev/pkg/localinfra"
+	"partnerapi.dev/tools/seed"
+)
+
+// process is one binary of the system as the local stack runs it.
+type process struct {
+	name     string
+	port     int
+	database bool
+	env      func(s *stack) []string
+}
+
+// processes in start order; the gateway comes last and stops first.
+var processes = []process{
+	{name: "identity", port: 8081, database: true, env: func(s *stack) []string {
+		return []string{"PUBLIC_BASE_URL=" + s.baseURL, "ADMIN_TOKEN=" + s.secrets["ADMIN_TOKEN"],
+			"SIGNING_KEY_ENCRYPTION_KEY=" + s.secrets["SIGNING_KEY_ENCRYPTION_KEY"]}
+	}},
+	{name: "orders", port: 8082, database: true, env: func(s *stack) []string {
+		return []string{"CURSOR_KEY=" + s.secrets["CURSOR_KEY"], "INGEST_TOKEN=" + s.secrets["INGEST_TOKEN"]}
+	}},
+	{name: "gateway", port: 8080, env: func(s *stack) []string {
+		return []string{"PUBLIC_BASE_URL=" + s.baseURL, "REDIS_URL=" + s.redisURL,
+			"IDENTITY_URL=http://127.0.0.1:8081", "ORDERS_URL=http://127.0.0.1:8082"}
+	}},
+}
+
+type stack struct {
+	dir, bin, baseURL   string
+	databaseURL         string
+	redisURL            string
+	secrets             map[string]string
+	seedValue           uint64
+	infra               []*localinfra.Server
+	children            []*child
+	externalDB, externR bool
+}
+
+func runStack(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	dir := fs.String("data", ".run", "folder for local data and generated secrets")
+	bin := fs.String("bin", "bin", "folder with the built binaries")
+	seedValue := fs.Uint64("seed", 42, "demo data seed")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	s := &stack{dir: *dir, bin: *bin, baseURL: "http://127.0.0.1:8080", seedValue: *seedValue}
+	defer s.stop()
+	started := time.Now()
+	if err := s.start(ctx); err != nil {
+		return err
+	}
+	logf("ready in %s", time.Since(started).Round(100*time.Millisecond))
+	select {
+	case <-ctx.Done():
+		logf("stopping")
+		return nil
+	case c := <-s.anyExit():
+		return fmt.Errorf("%s exited unexpectedly; its log is above", c.name)
+	}
+}
+
+func (s *stack) start(ctx context.Context) error {
+	if err := os.MkdirAll(s.dir, 0o755); err != nil {
+		return err
+	}
+	var err error
+	if s.secrets, err = loadSecrets(filepath.Join(s.dir, "secrets.env")); err != nil {
+		return err
+	}
+	if err := s.startInfra(ctx); err != nil {
+		return err
+	}
+	common := []string{"DATABASE_URL=" + s.databaseURL, "INTERNAL_CONTEXT_KEYS=" + s.secrets["INTERNAL_CONTEXT_KEYS"]}
+	for _, p := range processes {
+		if !p.database {
+			continue
+		}
+		logf("migrating %s", p.name)
+		cmd := exec.CommandContext(ctx, filepath.Join(s.bin, p.name), "migrate")
+		cmd.Env = append(os.Environ(), common...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("migrate %s: %w\n%s", p.name, err, out)
+		}
+	}
+	for _, p := range processes {
+		env := append(append([]string{fmt.Sprintf("HTTP_ADDR=127.0.0.1:%d", p.port)}, common...), p.env(s)...)
+		c, err := startChild(p.name, filepath.Join(s.bin, p.name), env)
+		if err != nil {
+			return err
+		}
+		s.children = append(s.children, c)
+		if err := waitReady(ctx, c, p.port); err != nil {
+			return err
+		}
+	}
+	if err := s.seedOnce(ctx); err != nil {
+		return err
+	}
+	return s.printWelcome(ctx)
+}
+
+func (s *stack) startInfra(ctx context.Context) error {
+	s.databaseURL = os.Getenv("DATABASE_URL")
+	if s.databaseURL == "" {
+		abs, _ := filepath.Abs(filepath.Join(s.dir, "postgres"))
+		logf("starting local postgres (data in %s)", abs)
+		pg, err := localinfra.StartPostgres(ctx, localinfra.PostgresOptions{Dir: abs, Durable: true})
+		if err != nil {
+			return err
+		}
+		s.infra = append(s.infra, pg)
+		if err := ensureDatabase(ctx, pg.URL, "partnerapi"); err != nil {
+			return err
+		}
+		u, _ := url.Parse(pg.URL)
+		u.Path = "/partnerapi"
+		s.databaseURL = u.String()
+	} else {
+		s.externalDB = true
+		logf("using DATABASE_URL")
+	}
+	s.redisURL = os.Getenv("REDIS_URL")
+	if s.redisURL == "" {
+		abs, _ := filepath.Abs(filepath.Join(s.dir, "redis"))
+		logf("starting local redis (data in %s)", abs)
+		rd, err := localinfra.StartRedis(ctx, localinfra.RedisOptions{Dir: abs, Durable: true})
+		if err != nil {
+			return err
+		}
+		s.infra = append(s.infra, rd)
+		s.redisURL = rd.URL
+	} else {
+		s.externR = true
+		logf("using REDIS_URL")
+	}
+	return nil
+}
+
+func ensureDatabase(ctx context.Context, adminURL, name string) error {
+	db, err := sql.Open("pgx", adminURL)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	var exists bool
+	if err := db.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = $1)`, name).Scan(&exists); err != nil {
+		return err
+	}
+	if !exists {
+		_, err = db.ExecContext(ctx, `CREATE DATABASE `+name)
+	}
+	return err
+}
+
+// seedOnce loads the demo data set the first time this database is used.
+func (s *stack) seedOnce(ctx context.Context) error {
+	sum := sha256.Sum256(fmt.Appendf(nil, "%s|%d", redactPassword(s.databaseURL), s.seedValue))
+	marker := filepath.Join(s.dir, "seeded-"+hex.EncodeToString(sum[:6]))
+	if _, err := os.Stat(marker); err == nil {
+		logf("demo data already loaded")
+		return nil
+	}
+	cmd := exec.CommandContext(ctx, filepath.Join(s.bin, "seed"),
+		"--seed", fmt.Sprint(s.seedValue), "--identity-url", "http://127.0.0.1:8081", "--orders-url", "http://127.0.0.1:8082")
+	cmd.Env = append(os.Environ(), "ADMIN_TOKEN="+s.secrets["ADMIN_TOKEN"], "INGEST_TOKEN="+s.secrets["INGEST_TOKEN"])
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("seed demo data: %w", err)
+	}
+	return os.WriteFile(marker, []byte(time.Now().UTC().Format(time.RFC3339)+"\n"), 0o644)
+}
+
+func (s *stack) printWelcome(ctx context.Context) error {
+	out, err := exec.CommandContext(ctx, filepath.Join(s.bin, "partnerctl"), "token",
+		"--base-url", s.baseURL, "--email", seed.OwnerEmail, "--password", seed.DemoPassword,
+		"--client-id", seed.DemoClientID, "--redirect-uri", seed.DemoRedirectURI,
+		"--scope", "svc.restaurant.read svc.orders.read svc.accounting.read svc.menu.read", "--json").Output()
+	if err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return fmt.Errorf("demo token: %w: %s", err, ee.Stderr)
+		}
+		return fmt.Errorf("demo token: %w", err)
+	}
+	var tok map[string]any
+	if err := json.Unmarshal(out, &tok); err != nil {
+		return fmt.Errorf("demo token: unexpected output %q", out)
+	}
+	access, _ := tok["access_token"].(string)
+	restaurant := seed.Generator{Seed: s.seedValue}.ID("restaurant/kahvila-aalto")
+	fmt.Printf(`
+Restaurant Partner API is running at %[1]s
+
+  API reference   %[1]s/v1/openapi.json
+  Demo sign-in    %[3]s / %[5]s   (owns one restaurant)
+                  %[4]s / %[5]s   (administers two organizations)
+  Demo client     %[6]s (public, PKCE), redirect %[7]s
+
+Demo access token (restaurant owner, valid 15 minutes; run partnerctl token for a new one):
+
+  export TOKEN=%[2]s
+
+Try:
+
+  curl -s -H "Authorization: Bearer $TOKEN" %[1]s/v1/restaurants
+  curl -s -H "Authorization: Bearer $TOKEN" "%[1]s/v1/restaurants/%[8]s/orders?limit=3"
+  curl -s %[1]s/.well-known/oauth-authorization-server
+
+Press Ctrl-C to stop.
+`, s.baseURL, access, seed.OwnerEmail, seed.AdminEmail, seed.DemoPassword, seed.DemoClientID, seed.DemoRedirectURI, restaurant)
+	return nil
+}
+
+func (s *stack) anyExit() <-chan *child {
+	ch := make(chan *child, len(s.children))
+	for _, c := range s.children {
+		go func() { <-c.done; ch <- c }()
+	}
+	return ch
+}
+
+// stop ends the processes in reverse start order, then Redis and Postgres.
+func (s *stack) stop() {
+	for i := len(s.children) - 1; i >= 0; i-- {
+		s.children[i].stop()
+	}
+	for i := len(s.infra) - 1; i >= 0; i-- {
+		_ = s.infra[i].Stop()
+	}
+}
+
+type child struct {
+	name string
+	cmd  *exec.Cmd
+	done chan struct{}
+}
+
+func startChild(name, path string, env []string) (*child, error) {
+	cmd := exec.Command(path)
+	cmd.Env = append(os.Environ(), env...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM, Setpgid: true}
+	r, w := io.Pipe()
+	cmd.Stdout, cmd.Stderr = w, w
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start %s (run make build first): %w", name, err)
+	}
+	go prefixLines(name, r)
+	c := &child{name: name, cmd: cmd, done: make(chan struct{})}
+	go func() { _ = cmd.Wait(); w.Close(); close(c.done) }()
+	return c, nil
+}
+
+func (c *child) stop() {
+	_ = c.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-c.done:
+	case <-time.After(25 * time.Second):
+		_ = c.cmd.Process.Kill()
+		<-c.done
+	}
+}
+
+func prefixLines(name string, r io.Reader) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64*1024), 1024*1024)
+	for sc.Scan() {
+		fmt.Fprintf(os.Stderr, "%-9s| %s\n", name, sc.Text())
+	}
+}
+
+func waitReady(ctx context.Context, c *child, port int) error {
+	url := fmt.Sprintf("http://127.0.0.1:%d/readyz", port)
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		select {
+		case <-c.done:
+			return fmt.Errorf("%s exited during start; its log is above", c.name)
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+		resp, err := http.Get(url)
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				logf("%s ready on :%d", c.name, port)
+				return nil
+			}
+		}
+	}
+	return fmt.Errorf("%s not ready after 60s", c.name)
+}
+
+// loadSecrets reads the generated local secrets, creating any missing one.
+func loadSecrets(path string) (map[string]string, error) {
+	secrets := map[string]string{}
+	if raw, err := os.ReadFile(path); err == nil {
+		for _, line := range strings.Split(string(raw), "\n") {
+			if k, v, ok := strings.Cut(line, "="); ok {
+				secrets[k] = v
+			}
+		}
+	}
+	random := func(n int) string {
+		b := make([]byte, n)
+		_, _ = rand.Read(b)
+		return base64.StdEncoding.EncodeToString(b)
+	}
+	want := map[string]func() string{
+		"INTERNAL_CONTEXT_KEYS":      func() string { return "local1:" + random(32) },
+		"ADMIN_TOKEN":                func() string { return strings.TrimRight(base64.URLEncoding.EncodeToString([]byte(random(24))), "=") },
+		"SIGNING_KEY_ENCRYPTION_KEY": func() string { return random(32) },
+		"CURSOR_KEY":                 func() string { return random(32) },
+		"INGEST_TOKEN":               func() string { return strings.TrimRight(base64.URLEncoding.EncodeToString([]byte(random(24))), "=") },
+	}
+	changed := false
+	for k, gen := range want {
+		if secrets[k] == "" {
+			secrets[k] = gen()
+			changed = true
+		}
+	}
+	if changed {
+		keys := make([]string, 0, len(secrets))
+		for k := range secrets {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		var b strings.Builder
+		for _, k := range keys {
+			fmt.Fprintf(&b, "%s=%s\n", k, secrets[k])
+		}
+		if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
+			return nil, err
+		}
+	}
+	return secrets, nil
+}
+
+func redactPassword(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return raw
+	}
+	return u.Redacted()
+}
