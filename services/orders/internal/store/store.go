@@ -93,7 +93,7 @@ func (s *Store) Replace(ctx context.Context, orders []domain.Order) error {
 		return pgx.BeginFunc(ctx, pc, func(tx pgx.Tx) error {
 			var ddl strings.Builder
 			for _, st := range stages {
-				fmt.Fprintf(&ddl, "CREATE TEMP TABLE %s (LIKE %s) ON COMMIT DROP;", st.stage, st.table)
+				fmt.Fprintf(&ddl, "CREATE TEMP TABLE %s (LIKE %s INCLUDING DEFAULTS) ON COMMIT DROP;", st.stage, st.table)
 			}
 			if _, err := tx.Exec(ctx, ddl.String()); err != nil {
 				return fmt.Errorf("create staging tables: %w", err)

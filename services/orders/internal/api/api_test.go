@@ -1,0 +1,481 @@
+package api_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+const base = "/v1/restaurants/" + helsinki + "/orders"
+
+// fixture: four orders in March 2026 and one in February for Helsinki (day
+// starts 04:00), one for another restaurant with the same item names.
+func fixture(e *env) {
+	e.ingest(
+		order(helsinki, "o1", hel(2026, 3, 10, 12, 0), set("restaurantOrderNumber", 101)),
+		order(helsinki, "o2", hel(2026, 3, 10, 20, 30), set("status", "refunded"), set("paymentMethod", "cash"),
+			set("totalAmountMinor", 1000), set("refundAmountMinor", 1000), lineNames("Reindeer Burger", "Fries")),
+		order(helsinki, "o3", hel(2026, 3, 11, 2, 30), set("status", "voided"), set("paymentMethod", "manual"),
+			set("orderOrigin", map[string]any{"kind": "marketplace", "provider": "wolt"}), set("orderType", "takeaway"),
+			set("tableNumber", nil), set("totalAmountMinor", 5000), lineNames("Pizza Margherita", "Cola")),
+		order(helsinki, "o4", hel(2026, 3, 12, 9, 15), set("status", "partially_refunded"), set("paymentMethod", "online"),
+			set("totalAmountMinor", 300), lineNames("Coffee", "Cinnamon Bun")),
+		order(helsinki, "o5", hel(2026, 2, 1, 12, 0)),
+		order(other, "x1", hel(2026, 3, 10, 12, 0)),
+	)
+}
+
+func TestSearchFilters(t *testing.T) {
+	e := newEnv(t)
+	fixture(e)
+	const dates = "start_date=2026-03-10&end_date=2026-03-12"
+	cases := []struct {
+		query string
+		want  []string
+	}{
+		{"", []string{"o4", "o3", "o2", "o1", "o5"}},
+		{"order_id=o5", []string{"o5"}},
+		{"order_id=x1", nil},
+		{"status=any", []string{"o4", "o3", "o2", "o1", "o5"}},
+		{dates, []string{"o4", "o3", "o2", "o1"}},
+		{dates + "&order_id=o2", []string{"o2"}},
+		{dates + "&order_id=o5", nil},
+		{dates + "&receipt_reference=rh-o3", []string{"o3"}},
+		{dates + "&restaurant_order_number=101", []string{"o1"}},
+		{dates + "&item_name=SALMON", []string{"o1"}},
+		{dates + "&item_name=" + url.QueryEscape("n bu"), []string{"o4"}},
+		{dates + "&item_name=burg", []string{"o2"}},
+		{dates + "&item_name=%25", nil},
+		{dates + "&payment_method=wolt", []string{"o3"}},
+		{dates + "&payment_method=manual", nil},
+		{dates + "&payment_method=cash", []string{"o2"}},
+		{dates + "&status=refunded", []string{"o2"}},
+		{dates + "&status=voided", []string{"o3"}},
+		{dates + "&status=partially_refunded", []string{"o4"}},
+		{dates + "&status=paid", []string{"o1"}},
+		{dates + "&status=any", []string{"o4", "o3", "o2", "o1"}},
+		{dates + "&min_total_minor=1000&max_total_minor=2480", []string{"o2", "o1"}},
+		{dates + "&min_total_minor=2481", []string{"o3"}},
+		{dates + "&max_total_minor=300", []string{"o4"}},
+		{dates + "&start_time=20:00&end_time=03:00", []string{"o3", "o2"}},
+		{dates + "&start_time=09:00&end_time=12:00", []string{"o4", "o1"}},
+		{dates + "&start_time=12:01", []string{"o2"}},
+		{dates + "&end_time=02:30", []string{"o3"}},
+		{dates + "&item_name=salmon&payment_method=card&status=paid&min_total_minor=2000&start_time=11:00&end_time=13:00", []string{"o1"}},
+		{dates + "&item_name=salmon&status=refunded", nil},
+		{"start_date=2026-03-10&end_date=2026-03-10", []string{"o3", "o2", "o1"}},
+		{"start_date=2026-03-11&end_date=2026-03-11", nil},
+		{"start_date=2026-01-15&end_date=2026-02-14&item_name=soup", []string{"o5"}},
+	}
+	for _, c := range cases {
+		t.Run(c.query, func(t *testing.T) {
+			status, body := e.get(base+"?"+c.query, helsinki)
+			if status != http.StatusOK {
+				t.Fatalf("status %d: %v", status, body)
+			}
+			if got := ids(t, body); !slices.Equal(got, c.want) {
+				t.Fatalf("got %v, want %v", got, c.want)
+			}
+		})
+	}
+}
+
+func TestSearchScopeAndPeriod(t *testing.T) {
+	e := newEnv(t)
+	fixture(e)
+	_, body := e.get(base, helsinki)
+	data := body["data"].(map[string]any)
+	if data["searchScope"] != "all_history" || data["period"] != nil || data["currency"] != "EUR" || data["restaurantId"] != helsinki {
+		t.Fatalf("all history page: %v", data)
+	}
+	_, body = e.get(base+"?order_id=o1", helsinki)
+	if s := body["data"].(map[string]any)["searchScope"]; s != "all_history" {
+		t.Fatalf("order_id alone searches all history, got %v", s)
+	}
+	status, body := e.get(base+"?start_date=2026-03-01&end_date=2026-03-31&status=paid", helsinki)
+	if status != http.StatusOK {
+		t.Fatalf("31 days: %d %v", status, body)
+	}
+	data = body["data"].(map[string]any)
+	want := map[string]any{"startDate": "2026-03-01", "endDate": "2026-03-31", "timeZone": "Europe/Helsinki", "dayStartHour": float64(4)}
+	if data["searchScope"] != "date_range" || !mapsEqual(data["period"].(map[string]any), want) {
+		t.Fatalf("date range page: %v", data)
+	}
+}
+
+func mapsEqual(a, b map[string]any) bool {
+	ra, _ := json.Marshal(a)
+	rb, _ := json.Marshal(b)
+	return bytes.Equal(ra, rb)
+}
+
+func TestSearchBounds(t *testing.T) {
+	e := newEnv(t)
+	const dates = "start_date=2026-03-10&end_date=2026-03-12&"
+	long := func(n int) string { return strings.Repeat("a", n) }
+	cases := []struct{ query, param string }{
+		{"order_id=" + long(256), "order_id"},
+		{"order_id=", "order_id"},
+		{"order_id=a&order_id=b", "order_id"},
+		{dates + "receipt_reference=" + long(256), "receipt_reference"},
+		{dates + "receipt_reference=", "receipt_reference"},
+		{dates + "restaurant_order_number=0", "restaurant_order_number"},
+		{dates + "restaurant_order_number=-3", "restaurant_order_number"},
+		{dates + "restaurant_order_number=abc", "restaurant_order_number"},
+		{dates + "item_name=" + long(101), "item_name"},
+		{dates + "payment_method=bitcoin", "payment_method"},
+		{dates + "status=open", "status"},
+		{dates + "min_total_minor=-1", "min_total_minor"},
+		{dates + "max_total_minor=1.5", "max_total_minor"},
+		{dates + "min_total_minor=10&max_total_minor=5", "max_total_minor"},
+		{dates + "start_time=24:00", "start_time"},
+		{dates + "end_time=9:00", "end_time"},
+		{dates + "start_time=12:60", "start_time"},
+		{"start_date=2026-3-01&end_date=2026-03-02", "start_date"},
+		{"start_date=2026-02-28&end_date=2026-02-30", "end_date"},
+		{"start_date=2026-03-01", "end_date"},
+		{"end_date=2026-03-01", "start_date"},
+		{"start_date=2026-03-01&end_date=2026-04-01", "end_date"},
+		{"start_date=2026-03-02&end_date=2026-03-01", "end_date"},
+		{"cursor=" + long(1025), "cursor"},
+		{"cursor=", "cursor"},
+		{"limit=0", "limit"},
+		{"limit=21", "limit"},
+		{"limit=ten", "limit"},
+		{"foo=bar", "foo"},
+		{"organization_id=not-a-uuid", "organization_id"},
+		{"status=paid", "status"},
+		{"item_name=soup", "item_name"},
+		{"order_id=o1&payment_method=card", "payment_method"},
+	}
+	for _, c := range cases {
+		t.Run(c.query, func(t *testing.T) {
+			status, body := e.get(base+"?"+c.query, helsinki)
+			if status != http.StatusBadRequest || body["error"] != "invalid_request" {
+				t.Fatalf("status %d: %v", status, body)
+			}
+			if msg, _ := body["message"].(string); !strings.Contains(msg, c.param) {
+				t.Fatalf("message %q does not name %s", msg, c.param)
+			}
+			if body["request_id"] == "" {
+				t.Fatal("no request_id")
+			}
+		})
+	}
+	for _, ok := range []string{"limit=1", "limit=20", "order_id=" + long(255), "start_date=2026-03-01&end_date=2026-03-31&item_name=" + long(100),
+		"start_date=2026-03-01&end_date=2026-03-01&restaurant_order_number=1&min_total_minor=0&max_total_minor=0&start_time=00:00&end_time=23:59",
+		"organization_id=0b5a3c1e-8f51-4a0e-9b8e-1c1f0e6d2aff"} {
+		if status, body := e.get(base+"?"+ok, helsinki); status != http.StatusOK {
+			t.Fatalf("%s: %d %v", ok, status, body)
+		}
+	}
+}
+
+func TestCursorPagesNeitherSkipNorRepeat(t *testing.T) {
+	e := newEnv(t)
+	start := hel(2026, 3, 10, 10, 0)
+	var recs []rec
+	var want []string
+	for i := range 25 {
+		// pairs share an instant so the order id breaks ties
+		at := start.Add(time.Duration(i/2) * time.Minute)
+		id := "p" + string(rune('a'+i))
+		recs = append(recs, order(helsinki, id, at))
+		want = append(want, id)
+	}
+	e.ingest(recs...)
+	for qi, q := range []string{"limit=10", "limit=7&start_date=2026-03-10&end_date=2026-03-10&item_name=soup"} {
+		prefix := "new" + string(rune('a'+qi)) + "-"
+		seen := map[string]bool{}
+		var got []string
+		next := ""
+		for page := 0; ; page++ {
+			path := base + "?" + q
+			if next != "" {
+				path += "&cursor=" + url.QueryEscape(next)
+			}
+			status, body := e.get(path, helsinki)
+			if status != http.StatusOK {
+				t.Fatalf("page %d: %d %v", page, status, body)
+			}
+			for _, id := range ids(t, body) {
+				if seen[id] {
+					t.Fatalf("%s repeated", id)
+				}
+				seen[id] = true
+				got = append(got, id)
+			}
+			data := body["data"].(map[string]any)
+			if data["nextCursor"] == nil {
+				if data["truncated"] != false {
+					t.Fatal("last page says truncated")
+				}
+				break
+			}
+			next = data["nextCursor"].(string)
+			if len(next) > 1024 {
+				t.Fatal("cursor too long")
+			}
+			// a newer order arrives between pages: it must not shift the pages
+			e.ingest(order(helsinki, prefix+string(rune('a'+page)), start.Add(time.Hour)))
+		}
+		for _, id := range want {
+			if !seen[id] {
+				t.Fatalf("%s: %s skipped (got %v)", q, id, got)
+			}
+		}
+		for i := range got {
+			if strings.HasPrefix(got[i], prefix) {
+				t.Fatalf("%s: an order inserted after the first page appeared: %v", q, got)
+			}
+		}
+	}
+}
+
+func TestCursorTamperedOrRebound(t *testing.T) {
+	e := newEnv(t)
+	fixture(e)
+	_, body := e.get(base+"?limit=1&start_date=2026-03-10&end_date=2026-03-12", helsinki)
+	next := body["data"].(map[string]any)["nextCursor"].(string)
+	tampered := next[:len(next)-2] + "xx"
+	if next[len(next)-2:] == "xx" {
+		tampered = next[:len(next)-2] + "yy"
+	}
+	for name, q := range map[string]string{
+		"tampered":        "limit=1&start_date=2026-03-10&end_date=2026-03-12&cursor=" + url.QueryEscape(tampered),
+		"garbage":         "limit=1&start_date=2026-03-10&end_date=2026-03-12&cursor=abc",
+		"other filters":   "limit=1&start_date=2026-03-10&end_date=2026-03-11&cursor=" + url.QueryEscape(next),
+		"added filter":    "limit=1&start_date=2026-03-10&end_date=2026-03-12&status=paid&cursor=" + url.QueryEscape(next),
+		"dropped filters": "limit=1&cursor=" + url.QueryEscape(next),
+	} {
+		status, body := e.get(base+"?"+q, helsinki)
+		if status != http.StatusBadRequest || !strings.Contains(body["message"].(string), "cursor") {
+			t.Fatalf("%s: %d %v", name, status, body)
+		}
+	}
+	// another page size with the same filters is fine
+	if status, body := e.get(base+"?limit=3&start_date=2026-03-10&end_date=2026-03-12&cursor="+url.QueryEscape(next), helsinki); status != http.StatusOK || len(ids(t, body)) != 3 {
+		t.Fatalf("same filters, other limit: %d %v", status, body)
+	}
+	// a cursor of another restaurant does not work here
+	e.ingest(order(other, "x2", hel(2026, 3, 11, 12, 0)))
+	_, body = e.get("/v1/restaurants/"+other+"/orders?limit=1", other)
+	oc := body["data"].(map[string]any)["nextCursor"].(string)
+	if status, _ := e.get(base+"?limit=1&cursor="+url.QueryEscape(oc), helsinki); status != http.StatusBadRequest {
+		t.Fatalf("foreign cursor: %d", status)
+	}
+}
+
+func TestBusinessDatesAndDST(t *testing.T) {
+	e := newEnv(t)
+	utc := func(y int, m time.Month, d, h, min int) time.Time { return time.Date(y, m, d, h, min, 0, 0, time.UTC) }
+	e.ingest(
+		// Helsinki, day starts 04:00
+		order(helsinki, "cut-before", hel(2026, 3, 10, 3, 59)),
+		order(helsinki, "cut-at", hel(2026, 3, 10, 4, 0)),
+		// spring forward 2026-03-29 03:00 EET -> 04:00 EEST
+		order(helsinki, "spring-before", utc(2026, 3, 29, 0, 30)), // 02:30 EET
+		order(helsinki, "spring-after", utc(2026, 3, 29, 1, 0)),   // 04:00 EEST
+		// fall back 2026-10-25 04:00 EEST -> 03:00 EET
+		order(helsinki, "fall-repeat", utc(2026, 10, 25, 1, 30)), // 03:30 EET (second time)
+		order(helsinki, "fall-start", utc(2026, 10, 25, 2, 0)),   // 04:00 EET
+		// New York, day starts 06:00; spring forward 2026-03-08, fall back 2026-11-01
+		order(newYork, "ny-spring-before", utc(2026, 3, 8, 9, 30)), // 05:30 EDT
+		order(newYork, "ny-spring-after", utc(2026, 3, 8, 10, 0)),  // 06:00 EDT
+		order(newYork, "ny-fall-before", utc(2026, 11, 1, 10, 30)), // 05:30 EST
+		order(newYork, "ny-fall-after", utc(2026, 11, 1, 11, 0)),   // 06:00 EST
+	)
+	cases := []struct {
+		restaurant, query string
+		want              []string
+	}{
+		{helsinki, "start_date=2026-03-09&end_date=2026-03-09", []string{"cut-before"}},
+		{helsinki, "start_date=2026-03-10&end_date=2026-03-10", []string{"cut-at"}},
+		{helsinki, "start_date=2026-03-28&end_date=2026-03-28", []string{"spring-before"}},
+		{helsinki, "start_date=2026-03-29&end_date=2026-03-29", []string{"spring-after"}},
+		{helsinki, "start_date=2026-03-23&end_date=2026-03-31&start_time=02:00&end_time=03:00", []string{"spring-before"}},
+		{helsinki, "start_date=2026-03-23&end_date=2026-03-31&start_time=04:00&end_time=04:00", []string{"spring-after"}},
+		{helsinki, "start_date=2026-10-24&end_date=2026-10-24", []string{"fall-repeat"}},
+		{helsinki, "start_date=2026-10-25&end_date=2026-10-25", []string{"fall-start"}},
+		{helsinki, "start_date=2026-10-20&end_date=2026-10-31&start_time=03:30&end_time=03:30", []string{"fall-repeat"}},
+		{newYork, "start_date=2026-03-07&end_date=2026-03-07", []string{"ny-spring-before"}},
+		{newYork, "start_date=2026-03-08&end_date=2026-03-08", []string{"ny-spring-after"}},
+		{newYork, "start_date=2026-03-02&end_date=2026-03-08&start_time=05:00&end_time=05:59", []string{"ny-spring-before"}},
+		{newYork, "start_date=2026-10-31&end_date=2026-10-31", []string{"ny-fall-before"}},
+		{newYork, "start_date=2026-11-01&end_date=2026-11-01", []string{"ny-fall-after"}},
+		{newYork, "start_date=2026-10-26&end_date=2026-11-01&start_time=06:00&end_time=06:00", []string{"ny-fall-after"}},
+	}
+	for _, c := range cases {
+		status, body := e.get("/v1/restaurants/"+c.restaurant+"/orders?"+c.query, c.restaurant)
+		if status != http.StatusOK {
+			t.Fatalf("%s: %d %v", c.query, status, body)
+		}
+		if got := ids(t, body); !slices.Equal(got, c.want) {
+			t.Errorf("%s %s: got %v, want %v", tenants[c.restaurant].TimeZone, c.query, got, c.want)
+		}
+	}
+	_, body := e.get(base+"?order_id=cut-before", helsinki)
+	if bd := body["data"].(map[string]any)["matches"].([]any)[0].(map[string]any)["businessDate"]; bd != "2026-03-09" {
+		t.Fatalf("businessDate of 03:59 with day start 04:00: %v", bd)
+	}
+}
+
+func TestRestaurantIsolation(t *testing.T) {
+	e := newEnv(t)
+	fixture(e)
+	// the context authorizes another restaurant than the path names
+	if status, body := e.get(base, other); status != http.StatusNotFound || body["error"] != "not_found" {
+		t.Fatalf("search of another restaurant: %d %v", status, body)
+	}
+	if status, _ := e.get(base+"/o1", other); status != http.StatusNotFound {
+		t.Fatalf("details under another restaurant's context: %d", status)
+	}
+	if status, _ := e.get(base+"/x1", helsinki); status != http.StatusNotFound {
+		t.Fatalf("details of another restaurant's order: %d", status)
+	}
+	if status, _ := e.get(base+"/nope", helsinki); status != http.StatusNotFound {
+		t.Fatalf("unknown order: %d", status)
+	}
+	for _, q := range []string{"", "?order_id=x1", "?start_date=2026-03-10&end_date=2026-03-10&item_name=salmon"} {
+		_, body := e.get(base+q, helsinki)
+		if slices.Contains(ids(t, body), "x1") {
+			t.Fatalf("search %q returned another restaurant's order", q)
+		}
+	}
+}
+
+func TestInternalContextRequired(t *testing.T) {
+	e := newEnv(t)
+	for _, hdr := range []string{"", "v1.k1.e30.AAAA", "garbage"} {
+		h := map[string]string{}
+		if hdr != "" {
+			h["X-Internal-Context"] = hdr
+		}
+		for _, path := range []string{base, base + "/o1"} {
+			status, raw := e.do(http.MethodGet, path, "", nil, h)
+			var body map[string]any
+			_ = json.Unmarshal(raw, &body)
+			if status != http.StatusUnauthorized || body["error"] != "invalid_token" {
+				t.Fatalf("%s with %q: %d %s", path, hdr, status, raw)
+			}
+		}
+	}
+}
+
+func TestDetails(t *testing.T) {
+	e := newEnv(t)
+	fixture(e)
+	if status, body := e.get(base+"/"+strings.Repeat("z", 256), helsinki); status != http.StatusBadRequest || !strings.Contains(body["message"].(string), "orderId") {
+		t.Fatalf("long id: %d %v", status, body)
+	}
+	if status, _ := e.get(base+"/o1?foo=1", helsinki); status != http.StatusBadRequest {
+		t.Fatalf("unknown parameter: %d", status)
+	}
+	status, body := e.get(base+"/o3", helsinki)
+	if status != http.StatusOK {
+		t.Fatalf("%d %v", status, body)
+	}
+	o := body["data"].(map[string]any)["order"].(map[string]any)
+	if o["paymentMethod"] != "wolt" || o["tableNumber"] != nil || o["orderType"] != "takeaway" {
+		t.Fatalf("manual marketplace settlement: %v", o)
+	}
+}
+
+func TestIngestionReplacesAndValidates(t *testing.T) {
+	e := newEnv(t)
+	e.ingest(order(helsinki, "r1", hel(2026, 3, 10, 12, 0)))
+	// the same order after a refund of the cake
+	e.ingest(order(helsinki, "r1", hel(2026, 3, 10, 12, 0), set("status", "partially_refunded"), set("refundAmountMinor", 800),
+		set("refundedItems", []any{map[string]any{"lineId": "r1-l2", "catalogItemId": "c0a1b2c3-0000-4000-8000-000000000002",
+			"name": "Lingonberry Cake", "quantity": 1, "amountMinor": 800, "refundedAt": "2026-04-01T09:00:00Z"}}),
+		lineNames("Salmon Soup"), set("lines", []any{order(helsinki, "r1", time.Now())["lines"].([]any)[0]})))
+	status, body := e.get(base+"/r1", helsinki)
+	if status != http.StatusOK {
+		t.Fatalf("%d %v", status, body)
+	}
+	o := body["data"].(map[string]any)["order"].(map[string]any)
+	if o["status"] != "partially_refunded" || o["refundAmountMinor"] != float64(800) || len(o["items"].([]any)) != 1 || len(o["refundedItems"].([]any)) != 1 {
+		t.Fatalf("re-sent order not replaced: %v", o)
+	}
+	_, body = e.get(base, helsinki)
+	if got := ids(t, body); !slices.Equal(got, []string{"r1"}) {
+		t.Fatalf("re-sending duplicated the order: %v", got)
+	}
+	_, body = e.get(base+"?start_date=2026-03-10&end_date=2026-03-10&item_name=cake", helsinki)
+	if got := ids(t, body); len(got) != 0 {
+		t.Fatalf("old line names still searchable: %v", got)
+	}
+
+	// a bad second line stores nothing and names the line and field
+	good := ndjson(order(helsinki, "n1", hel(2026, 3, 11, 12, 0)))
+	for _, c := range []struct{ body, want string }{
+		{good + ndjson(order(helsinki, "n2", hel(2026, 3, 11, 12, 0), set("status", "open"))), "line 2: status"},
+		{good + "{not json}\n", "line 2"},
+		{good + ndjson(order(helsinki, "n2", hel(2026, 3, 11, 12, 0), set("colour", "red"))), "colour"},
+		{good + ndjson(order(helsinki, "n2", hel(2026, 3, 11, 12, 0), set("timeZone", "Mars/Olympus"))), "timeZone"},
+		{good + ndjson(order(helsinki, "", hel(2026, 3, 11, 12, 0))), "orderId"},
+		{good + ndjson(order(helsinki, "n2", hel(2026, 3, 11, 12, 0), set("totalAmountMinor", "12"))), "totalAmountMinor"},
+		{"\n" + good + ndjson(order(helsinki, "n2", hel(2026, 3, 11, 12, 0), set("occurredAt", "yesterday"))), "line 3"},
+	} {
+		status, raw := e.ingestRaw(c.body)
+		if status != http.StatusBadRequest || !strings.Contains(string(raw), c.want) {
+			t.Fatalf("want 400 naming %q, got %d %s", c.want, status, raw)
+		}
+	}
+	if status, _ := e.get(base+"/n1", helsinki); status != http.StatusNotFound {
+		t.Fatal("a rejected batch stored its valid lines")
+	}
+	status, raw := e.do(http.MethodPost, "/internal/v1/orders/ingest", "", strings.NewReader(good), map[string]string{"Authorization": "Bearer wrong"})
+	if status != http.StatusUnauthorized {
+		t.Fatalf("wrong ingest token: %d %s", status, raw)
+	}
+}
+
+func TestGolden(t *testing.T) {
+	e := newEnv(t)
+	e.ingest(order(helsinki, "gold-1", hel(2026, 3, 10, 12, 0), set("restaurantOrderNumber", 4711), set("tipAmountMinor", 200),
+		set("discountAmountMinor", 120), set("originalAmountMinor", 2600),
+		set("refundedItems", []any{map[string]any{"lineId": "gold-1-l2", "catalogItemId": "c0a1b2c3-0000-4000-8000-000000000002",
+			"name": "Lingonberry Cake", "quantity": 1, "amountMinor": 800, "refundedAt": "2026-04-01T09:00:00Z"}}),
+		set("status", "partially_refunded"), set("refundAmountMinor", 800)))
+	for name, path := range map[string]string{
+		"summary.json": base + "?order_id=gold-1",
+		"details.json": base + "/gold-1",
+	} {
+		status, raw := e.do(http.MethodGet, path, helsinki, nil, nil)
+		if status != http.StatusOK {
+			t.Fatalf("%s: %d %s", path, status, raw)
+		}
+		validateResponse(t, path, status, raw)
+		var pretty bytes.Buffer
+		if err := json.Indent(&pretty, raw, "", "  "); err != nil {
+			t.Fatal(err)
+		}
+		pretty.WriteByte('\n')
+		file := filepath.Join("..", "..", "testdata", name)
+		if *update {
+			if err := os.WriteFile(file, pretty.Bytes(), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		want, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatalf("%v (run go test -update once)", err)
+		}
+		if !bytes.Equal(want, pretty.Bytes()) {
+			t.Errorf("%s differs from %s:\n%s", path, file, pretty.String())
+		}
+	}
+}
+
+func validateResponse(t *testing.T, path string, status int, raw []byte) {}
