@@ -1,0 +1,48 @@
+// Command gateway is the partner-facing edge of the Restaurant Partner API:
+// it authenticates bearer tokens, applies grants, scopes, boundaries and rate
+// limits, and forwards each operation to the service that owns it.
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"partnerapi.dev/gateway/internal/config"
+	"partnerapi.dev/gateway/internal/server"
+	pkgconfig "partnerapi.dev/pkg/config"
+	"partnerapi.dev/pkg/lifecycle"
+	"partnerapi.dev/pkg/redisconn"
+	"partnerapi.dev/pkg/telemetry"
+)
+
+func main() { lifecycle.Main(run) }
+
+func run(ctx context.Context, args []string) error {
+	cmd := "serve"
+	if len(args) > 0 {
+		cmd = args[0]
+	}
+	if cmd != "serve" {
+		return fmt.Errorf("unknown command %q: the gateway only has \"serve\"", cmd)
+	}
+	var cfg config.Config
+	if err := pkgconfig.Load(ctx, &cfg); err != nil {
+		return err
+	}
+	tel, err := telemetry.Setup(ctx, "gateway", telemetry.Options{})
+	if err != nil {
+		return fmt.Errorf("telemetry: %w", err)
+	}
+	rdb, err := redisconn.Open(cfg.RedisURL.Reveal())
+	if err != nil {
+		return err
+	}
+	app, _, err := server.New(cfg, server.Deps{Redis: rdb, Metrics: tel.Handler()})
+	if err != nil {
+		return err
+	}
+	return lifecycle.Serve(ctx, app, cfg.HTTPAddr,
+		lifecycle.Closer{Name: "redis", Fn: func(context.Context) error { return rdb.Close() }},
+		lifecycle.Closer{Name: "telemetry", Fn: tel.Shutdown},
+	)
+}

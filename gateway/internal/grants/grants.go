@@ -1,0 +1,180 @@
+// Package grants reads an owner's approval (the grant behind an access token)
+// from the identity service and keeps it for a few seconds, so a revocation
+// takes effect within the cache lifetime without a call per request.
+package grants
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"partnerapi.dev/pkg/internalctx"
+)
+
+// Restaurant is one restaurant a grant covers, with its tenant settings.
+type Restaurant struct {
+	RestaurantID    string   `json:"restaurantId"`
+	TimeZone        string   `json:"timeZone"`
+	DayStartHour    int      `json:"dayStartHour"`
+	Currency        string   `json:"currency"`
+	Country         string   `json:"country"`
+	OrganizationIDs []string `json:"organizationIds"`
+}
+
+// Organization is one organization an organization-boundary grant covers.
+type Organization struct {
+	OrganizationID string   `json:"organizationId"`
+	RestaurantIDs  []string `json:"restaurantIds"`
+}
+
+// Grant is identity's answer for GET /internal/v1/grants/{grantId}.
+type Grant struct {
+	GrantID       string         `json:"grantId"`
+	ClientID      string         `json:"clientId"`
+	ClientStatus  string         `json:"clientStatus"`
+	UserID        string         `json:"userId"`
+	Status        string         `json:"status"`
+	ExpiresAt     time.Time      `json:"expiresAt"`
+	Scopes        []string       `json:"scopes"`
+	Boundary      string         `json:"boundary"`
+	Restaurants   []Restaurant   `json:"restaurants"`
+	Organizations []Organization `json:"organizations"`
+
+	restaurants map[string]*Restaurant
+}
+
+// Usable reports whether the grant still authorizes requests at now.
+func (g *Grant) Usable(now time.Time) bool {
+	return g.Status == "active" && g.ClientStatus == "approved" && now.Before(g.ExpiresAt)
+}
+
+// HasScope reports whether the owner approved scope.
+func (g *Grant) HasScope(s string) bool {
+	for _, x := range g.Scopes {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// Restaurant returns the covered restaurant with id, or nil.
+func (g *Grant) Restaurant(id string) *Restaurant { return g.restaurants[strings.ToLower(id)] }
+
+// Organization returns the covered organization with id, or nil.
+func (g *Grant) Organization(id string) *Organization {
+	for i := range g.Organizations {
+		if strings.EqualFold(g.Organizations[i].OrganizationID, id) {
+			return &g.Organizations[i]
+		}
+	}
+	return nil
+}
+
+// ErrNotFound means identity does not know the grant.
+var ErrNotFound = errors.New("grant not found")
+
+// ErrUnavailable means identity could not be asked.
+var ErrUnavailable = errors.New("identity unavailable")
+
+// Caller is who asks identity, for its internal context.
+type Caller struct {
+	ClientID, UserID, GrantID, RequestID string
+}
+
+// Store fetches and caches grants.
+type Store struct {
+	base        string
+	keys        *internalctx.Keyring
+	client      *http.Client
+	ttl, negTTL time.Duration
+	now         func() time.Time
+
+	mu      sync.Mutex
+	entries map[string]entry
+}
+
+type entry struct {
+	grant   *Grant // nil: identity said 404
+	expires time.Time
+}
+
+// NewStore returns a store asking identityURL.
+func NewStore(identityURL string, keys *internalctx.Keyring, client *http.Client, ttl, negTTL time.Duration) *Store {
+	return &Store{base: identityURL, keys: keys, client: client, ttl: ttl, negTTL: negTTL, now: time.Now, entries: map[string]entry{}}
+}
+
+// maxEntries bounds the cache; beyond it expired entries are swept.
+const maxEntries = 50_000
+
+// Get returns the grant, from cache when fresh.
+func (s *Store) Get(ctx context.Context, who Caller) (*Grant, error) {
+	now := s.now()
+	s.mu.Lock()
+	e, ok := s.entries[who.GrantID]
+	s.mu.Unlock()
+	if ok && now.Before(e.expires) {
+		if e.grant == nil {
+			return nil, ErrNotFound
+		}
+		return e.grant, nil
+	}
+	g, err := s.fetch(ctx, who)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		s.put(who.GrantID, entry{expires: now.Add(s.negTTL)}, now)
+	case err == nil:
+		s.put(who.GrantID, entry{grant: g, expires: now.Add(s.ttl)}, now)
+	}
+	return g, err
+}
+
+func (s *Store) put(id string, e entry, now time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.entries) >= maxEntries {
+		for k, v := range s.entries {
+			if !now.Before(v.expires) || len(s.entries) >= maxEntries {
+				delete(s.entries, k)
+			}
+		}
+	}
+	s.entries[id] = e
+}
+
+func (s *Store) fetch(ctx context.Context, who Caller) (*Grant, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.base+"/internal/v1/grants/"+url.PathEscape(who.GrantID), nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("X-Request-Id", who.RequestID)
+	req.Header.Set(internalctx.Header, s.keys.Sign(internalctx.Context{ClientID: who.ClientID, UserID: who.UserID, GrantID: who.GrantID, RequestID: who.RequestID}))
+	resp, err := s.client.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	defer resp.Body.Close()
+	switch resp.StatusCode {
+	case http.StatusOK:
+	case http.StatusNotFound:
+		return nil, ErrNotFound
+	default:
+		return nil, fmt.Errorf("%w: grant lookup answered %d", ErrUnavailable, resp.StatusCode)
+	}
+	var g Grant
+	if err := json.NewDecoder(http.MaxBytesReader(nil, resp.Body, 8<<20)).Decode(&g); err != nil {
+		return nil, fmt.Errorf("%w: decode grant: %v", ErrUnavailable, err)
+	}
+	g.restaurants = make(map[string]*Restaurant, len(g.Restaurants))
+	for i := range g.Restaurants {
+		g.restaurants[strings.ToLower(g.Restaurants[i].RestaurantID)] = &g.Restaurants[i]
+	}
+	return &g, nil
+}

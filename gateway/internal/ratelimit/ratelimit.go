@@ -1,0 +1,149 @@
+// Package ratelimit enforces the partner request limit with GCRA in Redis, so
+// the count is exact across gateway replicas. When Redis cannot be reached it
+// falls back to an in-process GCRA with the same policy (per replica), logs
+// that (at most every 10 s) and counts it, and never fails the request.
+package ratelimit
+
+import (
+	"context"
+	"log/slog"
+	"math"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-redis/redis_rate/v10"
+	"github.com/redis/go-redis/v9"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+)
+
+// Policy is a named quota per window.
+type Policy struct {
+	Name   string
+	Quota  int
+	Window time.Duration
+}
+
+// PolicyHeader is the RateLimit-Policy value, e.g. "partner";q=60;w=60.
+func (p Policy) PolicyHeader() string {
+	return strconv.Quote(p.Name) + ";q=" + strconv.Itoa(p.Quota) + ";w=" + strconv.Itoa(int(p.Window/time.Second))
+}
+
+func (p Policy) limit() redis_rate.Limit {
+	return redis_rate.Limit{Rate: p.Quota, Burst: p.Quota, Period: p.Window}
+}
+
+// Decision is the outcome of counting one request.
+type Decision struct {
+	Allowed    bool
+	Remaining  int
+	ResetAfter time.Duration
+	RetryAfter time.Duration
+}
+
+// Header is the RateLimit value for d, e.g. "partner";r=59;t=1.
+func (d Decision) Header(p Policy) string {
+	return strconv.Quote(p.Name) + ";r=" + strconv.Itoa(d.Remaining) + ";t=" + strconv.Itoa(ceilSeconds(d.ResetAfter, 0))
+}
+
+// RetryAfterSeconds is the integer Retry-After value, at least 1.
+func (d Decision) RetryAfterSeconds() int { return ceilSeconds(d.RetryAfter, 1) }
+
+func ceilSeconds(d time.Duration, min int) int {
+	s := int(math.Ceil(d.Seconds()))
+	if s < min {
+		return min
+	}
+	return s
+}
+
+// Limiter counts requests against policies.
+type Limiter struct {
+	redis  *redis_rate.Limiter
+	prefix string
+	local  *localGCRA
+
+	// skipUntil holds unix nanos until which Redis is not tried after a
+	// failure, so a hanging Redis does not add its timeout to every request.
+	skipUntil atomic.Int64
+	lastLog   atomic.Int64
+	fallbacks metric.Int64Counter
+}
+
+// New returns a limiter over rdb; keys start with prefix.
+func New(rdb *redis.Client, prefix string) *Limiter {
+	counter, _ := otel.Meter("partnerapi.dev/gateway/ratelimit").Int64Counter("gateway.ratelimit.fallback",
+		metric.WithDescription("Requests counted by the in-process limiter because Redis was unreachable."))
+	l := &Limiter{prefix: prefix, local: newLocalGCRA(), fallbacks: counter}
+	if rdb != nil {
+		l.redis = redis_rate.NewLimiter(rdb)
+	}
+	return l
+}
+
+// breakerPause is how long Redis is bypassed after it failed.
+const breakerPause = time.Second
+
+// Allow counts one request for key under p.
+func (l *Limiter) Allow(ctx context.Context, p Policy, key string) Decision {
+	now := time.Now()
+	if l.redis != nil && now.UnixNano() >= l.skipUntil.Load() {
+		res, err := l.redis.Allow(ctx, l.prefix+p.Name+":"+key, p.limit())
+		if err == nil {
+			return Decision{Allowed: res.Allowed > 0, Remaining: res.Remaining, ResetAfter: res.ResetAfter, RetryAfter: res.RetryAfter}
+		}
+		l.skipUntil.Store(now.Add(breakerPause).UnixNano())
+		if last := l.lastLog.Load(); now.UnixNano()-last > int64(10*time.Second) && l.lastLog.CompareAndSwap(last, now.UnixNano()) {
+			slog.Warn("rate limiting falls back to the in-process limiter: Redis is unreachable", "error", err)
+		}
+	}
+	if l.redis != nil {
+		l.fallbacks.Add(ctx, 1, metric.WithAttributes(attribute.String("policy", p.Name)))
+	}
+	return l.local.allow(p, key, now)
+}
+
+// Fallbacks is for tests: whether Redis is currently bypassed.
+func (l *Limiter) Fallbacks() bool { return time.Now().UnixNano() < l.skipUntil.Load() }
+
+// localGCRA is the generic cell rate algorithm in memory, the same rule
+// redis_rate runs in Redis: each request moves the theoretical arrival time
+// (tat) by one emission interval; a burst of Quota is allowed.
+type localGCRA struct {
+	mu  sync.Mutex
+	tat map[string]time.Time
+}
+
+func newLocalGCRA() *localGCRA { return &localGCRA{tat: map[string]time.Time{}} }
+
+const maxLocalKeys = 200_000
+
+func (g *localGCRA) allow(p Policy, key string, now time.Time) Decision {
+	interval := p.Window / time.Duration(p.Quota)
+	burstOffset := interval * time.Duration(p.Quota)
+	k := p.Name + ":" + key
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if len(g.tat) > maxLocalKeys {
+		for kk, t := range g.tat {
+			if t.Before(now) {
+				delete(g.tat, kk)
+			}
+		}
+	}
+	tat := g.tat[k]
+	if tat.Before(now) {
+		tat = now
+	}
+	newTat := tat.Add(interval)
+	allowAt := newTat.Add(-burstOffset)
+	if now.Before(allowAt) {
+		return Decision{Allowed: false, Remaining: 0, RetryAfter: allowAt.Sub(now), ResetAfter: tat.Sub(now)}
+	}
+	g.tat[k] = newTat
+	remaining := int(now.Sub(allowAt) / interval)
+	return Decision{Allowed: true, Remaining: remaining, ResetAfter: newTat.Sub(now), RetryAfter: -1}
+}

@@ -1,0 +1,147 @@
+// Package routes is the gateway's route table: every partner operation of the
+// contract with its method, path, required scopes, owning service and whether
+// it writes. The gateway, its tests and its docs read this one table.
+package routes
+
+import (
+	"strings"
+	"time"
+)
+
+// Scopes of the API.
+const (
+	ScopeRestaurantRead   = "svc.restaurant.read"
+	ScopeOrganizationRead = "svc.organization.read"
+	ScopeOrdersRead       = "svc.orders.read"
+	ScopeAccountingRead   = "svc.accounting.read"
+	ScopeAnalyticsRead    = "svc.analytics.read"
+	ScopeCorrectionsWrite = "svc.accounting.corrections.write"
+	ScopeMenuRead         = "svc.menu.read"
+	ScopeMenuStructure    = "svc.menu.structure.write"
+	ScopeMenuPublish      = "svc.menu.publish.write"
+	ScopeCatalogImport    = "svc.catalog.import.write"
+)
+
+// AllScopes lists every scope, in the order the docs show them.
+var AllScopes = []string{ScopeRestaurantRead, ScopeOrganizationRead, ScopeOrdersRead, ScopeAccountingRead,
+	ScopeAnalyticsRead, ScopeCorrectionsWrite, ScopeMenuRead, ScopeMenuStructure, ScopeMenuPublish, ScopeCatalogImport}
+
+// Service names a process that owns operations.
+type Service string
+
+// Owning services.
+const (
+	Identity      Service = "identity"
+	Orders        Service = "orders"
+	Accounting    Service = "accounting"
+	Menus         Service = "menus"
+	CatalogImport Service = "catalogimport"
+)
+
+// Deprecation marks a retiring operation; every response of it then carries
+// Deprecation, Sunset and Link headers.
+type Deprecation struct {
+	At     time.Time
+	Sunset time.Time
+	Link   string
+}
+
+// Operation is one partner operation.
+type Operation struct {
+	ID     string
+	Method string
+	// Path is the OpenAPI template, e.g. /v1/restaurants/{restaurantId}/orders.
+	Path    string
+	Scopes  []string
+	Service Service
+	Write   bool
+	// RestaurantScoped operations carry {restaurantId} and are checked
+	// against the grant's restaurants and organization_id rules.
+	RestaurantScoped bool
+	// ListsRestaurants is GET /v1/restaurants: organization-boundary tokens
+	// need svc.organization.read there too.
+	ListsRestaurants bool
+	// UUIDParams are path parameters that must be UUIDs (else 404).
+	UUIDParams []string
+	// OpaqueParams are path parameters of 1..255 characters (else 404).
+	OpaqueParams []string
+	Deprecation  *Deprecation
+}
+
+// FiberPath is Path with {name} written :name.
+func (o Operation) FiberPath() string {
+	var b strings.Builder
+	for _, seg := range strings.Split(o.Path, "/")[1:] {
+		b.WriteByte('/')
+		if strings.HasPrefix(seg, "{") && strings.HasSuffix(seg, "}") {
+			b.WriteString(":" + seg[1:len(seg)-1])
+		} else {
+			b.WriteString(seg)
+		}
+	}
+	return b.String()
+}
+
+// NamingSet selects the menu resource names (see the contract's Naming
+// variants): "A" (menuId, /menus/pos) or "B" (menuPublicId, /menus/active).
+type NamingSet string
+
+// Naming sets.
+const (
+	NamingA NamingSet = "A"
+	NamingB NamingSet = "B"
+)
+
+// Table returns every operation served under naming set ns. The other set's
+// paths are absent, so they answer 404.
+func Table(ns NamingSet) []Operation {
+	menuID, itemID, posPath := "menuId", "catalogItemId", "pos"
+	if ns == NamingB {
+		menuID, itemID, posPath = "menuPublicId", "menuItemPublicId", "active"
+	}
+	r := "/v1/restaurants/{restaurantId}"
+	read := []string{ScopeRestaurantRead}
+	with := func(extra ...string) []string { return append(append([]string{}, read...), extra...) }
+	acctWrite := with(ScopeAccountingRead, ScopeAnalyticsRead, ScopeCorrectionsWrite)
+	menuStructure := with(ScopeMenuRead, ScopeMenuStructure)
+	menuPublish := with(ScopeMenuRead, ScopeMenuPublish)
+	catalog := with(ScopeMenuRead, ScopeCatalogImport)
+	rest := func(id, method, path string, svc Service, write bool, scopes []string, uuids ...string) Operation {
+		return Operation{ID: id, Method: method, Path: r + path, Scopes: scopes, Service: svc, Write: write,
+			RestaurantScoped: true, UUIDParams: append([]string{"restaurantId"}, uuids...)}
+	}
+	ops := []Operation{
+		{ID: "listRestaurants", Method: "GET", Path: "/v1/restaurants", Scopes: read, Service: Identity, ListsRestaurants: true},
+		{ID: "listOrganizations", Method: "GET", Path: "/v1/organizations", Scopes: with(ScopeOrganizationRead), Service: Identity},
+
+		rest("getPaymentReport", "GET", "/payment-report", Accounting, false, with(ScopeAccountingRead)),
+		rest("listRefunds", "GET", "/refunds", Accounting, false, with(ScopeOrdersRead, ScopeAccountingRead)),
+		rest("getPaymentCorrectionWorkspace", "GET", "/payment-correction-workspace", Accounting, false, acctWrite),
+		rest("previewPaymentCorrection", "POST", "/payment-corrections/preview", Accounting, true, acctWrite),
+		rest("applyPaymentCorrection", "POST", "/payment-corrections/apply", Accounting, true, acctWrite),
+		rest("undoPaymentCorrection", "POST", "/payment-corrections/undo", Accounting, true, acctWrite),
+
+		rest("searchOrders", "GET", "/orders", Orders, false, with(ScopeOrdersRead)),
+		rest("getOrder", "GET", "/orders/{orderId}", Orders, false, with(ScopeOrdersRead)),
+
+		rest("listMenus", "GET", "/menus", Menus, false, with(ScopeMenuRead)),
+		rest("createMenu", "POST", "/menus", Menus, true, menuStructure),
+		rest("listMenuItems", "GET", "/menus/{"+menuID+"}/items", Menus, false, with(ScopeMenuRead), menuID),
+		rest("addMenuItems", "POST", "/menus/{"+menuID+"}/items", Menus, true, menuStructure, menuID),
+		rest("getDraftMenuItem", "GET", "/menus/{"+menuID+"}/items/{"+itemID+"}", Menus, false, menuStructure, menuID, itemID),
+		rest("updateDraftMenuItem", "PATCH", "/menus/{"+menuID+"}/items/{"+itemID+"}", Menus, true, menuStructure, menuID, itemID),
+		rest("setPosMenu", "PUT", "/menus/"+posPath, Menus, true, menuPublish),
+		rest("setOnlineMenu", "PUT", "/menus/online", Menus, true, menuPublish),
+
+		rest("getCatalogImportCapabilities", "GET", "/catalog-import/capabilities", CatalogImport, false, catalog),
+		rest("getCatalogImportTarget", "GET", "/catalog-import/targets/{"+menuID+"}", CatalogImport, false, catalog, menuID),
+		rest("planCatalogImport", "POST", "/catalog-import/plan", CatalogImport, true, catalog),
+		rest("applyCatalogImport", "POST", "/catalog-import/apply", CatalogImport, true, catalog),
+	}
+	for i := range ops {
+		if ops[i].ID == "getOrder" {
+			ops[i].OpaqueParams = []string{"orderId"}
+		}
+	}
+	return ops
+}
