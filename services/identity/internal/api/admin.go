@@ -1,0 +1,177 @@
+package api
+
+import (
+	"encoding/json"
+	"net/http"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/google/uuid"
+
+	"partnerapi.dev/pkg/httpx"
+	"partnerapi.dev/services/identity/internal/domain"
+	"partnerapi.dev/services/identity/internal/oauth"
+	"partnerapi.dev/services/identity/internal/store"
+)
+
+type admin struct {
+	st   *store.Store
+	keys *oauth.Keys
+}
+
+func (a admin) importDirectory(c *fiber.Ctx) error {
+	var d domain.DirectoryImport
+	if err := httpx.DecodeJSON(c, &d); err != nil {
+		return err
+	}
+	res, err := a.st.Import(c.UserContext(), d)
+	if err != nil {
+		return apiError(err, true)
+	}
+	return c.JSON(fiber.Map{"data": res})
+}
+
+// importOne runs a one-element import and answers 201 with the element.
+func (a admin) importOne(c *fiber.Ctx, d domain.DirectoryImport, out any) error {
+	if _, err := a.st.Import(c.UserContext(), d); err != nil {
+		return apiError(err, true)
+	}
+	return c.Status(http.StatusCreated).JSON(fiber.Map{"data": out})
+}
+
+func (a admin) createUser(c *fiber.Ctx) error {
+	var u domain.ImportUser
+	if err := httpx.DecodeJSON(c, &u); err != nil {
+		return err
+	}
+	if u.UserID == "" {
+		u.UserID = uuid.NewString()
+	}
+	out := fiber.Map{"userId": u.UserID, "email": u.Email, "name": u.Name}
+	return a.importOne(c, domain.DirectoryImport{Users: []domain.ImportUser{u}}, out)
+}
+
+func (a admin) createOrganization(c *fiber.Ctx) error {
+	var o domain.ImportOrganization
+	if err := httpx.DecodeJSON(c, &o); err != nil {
+		return err
+	}
+	if o.OrganizationID == "" {
+		o.OrganizationID = uuid.NewString()
+	}
+	return a.importOne(c, domain.DirectoryImport{Organizations: []domain.ImportOrganization{o}}, o)
+}
+
+func (a admin) createRestaurant(c *fiber.Ctx) error {
+	var r domain.ImportRestaurant
+	if err := httpx.DecodeJSON(c, &r); err != nil {
+		return err
+	}
+	if r.RestaurantID == "" {
+		r.RestaurantID = uuid.NewString()
+	}
+	return a.importOne(c, domain.DirectoryImport{Restaurants: []domain.ImportRestaurant{r}}, r)
+}
+
+func (a admin) createMembership(c *fiber.Ctx) error {
+	var m domain.ImportMembership
+	if err := httpx.DecodeJSON(c, &m); err != nil {
+		return err
+	}
+	return a.importOne(c, domain.DirectoryImport{Memberships: []domain.ImportMembership{m}}, m)
+}
+
+func (a admin) listClients(c *fiber.Ctx) error {
+	l, err := a.st.Clients(c.UserContext())
+	if err != nil {
+		return apiError(err, false)
+	}
+	return c.JSON(fiber.Map{"data": l})
+}
+
+func (a admin) getClient(c *fiber.Ctx) error {
+	pc, err := a.st.Client(c.UserContext(), c.Params("clientId"))
+	if err != nil {
+		return apiError(err, false)
+	}
+	return c.JSON(fiber.Map{"data": pc})
+}
+
+func (a admin) createClient(c *fiber.Ctx) error {
+	var n store.NewClient
+	if err := httpx.DecodeJSON(c, &n); err != nil {
+		return err
+	}
+	pc, secret, err := a.st.CreateClient(c.UserContext(), n)
+	if err != nil {
+		return apiError(err, true)
+	}
+	out := struct {
+		domain.PartnerClient
+		ClientSecret string `json:"clientSecret,omitempty"`
+	}{pc, secret}
+	return c.Status(http.StatusCreated).JSON(fiber.Map{"data": out})
+}
+
+func (a admin) updateClient(c *fiber.Ctx) error {
+	var u store.ClientUpdate
+	if err := httpx.DecodeJSON(c, &u); err != nil {
+		return err
+	}
+	pc, err := a.st.UpdateClient(c.UserContext(), c.Params("clientId"), u)
+	if err != nil {
+		return apiError(err, true)
+	}
+	return c.JSON(fiber.Map{"data": pc})
+}
+
+func (a admin) setClientStatus(status string) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		pc, err := a.st.UpdateClient(c.UserContext(), c.Params("clientId"), store.ClientUpdate{Status: &status})
+		if err != nil {
+			return apiError(err, true)
+		}
+		return c.JSON(fiber.Map{"data": pc})
+	}
+}
+
+func (a admin) listGrants(c *fiber.Ctx) error {
+	l, err := a.st.Grants(c.UserContext(), c.Query("clientId"), c.Query("userId"))
+	if err != nil {
+		return apiError(err, false)
+	}
+	return c.JSON(fiber.Map{"data": l})
+}
+
+func (a admin) getGrant(c *fiber.Ctx) error {
+	g, err := a.st.InternalGrantView(c.UserContext(), c.Params("grantId"))
+	if err != nil {
+		return apiError(err, false)
+	}
+	return c.JSON(fiber.Map{"data": g})
+}
+
+func (a admin) revokeGrant(c *fiber.Ctx) error {
+	g, err := a.st.RevokeGrant(c.UserContext(), c.Params("grantId"))
+	if err != nil {
+		return apiError(err, true)
+	}
+	return c.JSON(fiber.Map{"data": g})
+}
+
+func (a admin) listKeys(c *fiber.Ctx) error {
+	set, err := a.keys.JWKS(c.UserContext())
+	if err != nil {
+		return apiError(err, false)
+	}
+	active, _ := a.keys.ActiveKid(c.UserContext())
+	b, _ := json.Marshal(set)
+	return c.JSON(fiber.Map{"data": fiber.Map{"activeKid": active, "jwks": json.RawMessage(b)}})
+}
+
+func (a admin) rotateKeys(c *fiber.Ctx) error {
+	kid, err := a.keys.Rotate(c.UserContext())
+	if err != nil {
+		return apiError(err, true)
+	}
+	return c.JSON(fiber.Map{"data": fiber.Map{"activeKid": kid}})
+}

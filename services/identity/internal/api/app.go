@@ -1,0 +1,184 @@
+// Package api is the identity service's HTTP surface: the OAuth endpoints
+// and pages, partner operations and the gateway's internal API (both behind
+// the gateway-signed internal context), and the operator's admin API.
+package api
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"errors"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/middleware/adaptor"
+	"github.com/google/uuid"
+
+	"partnerapi.dev/pkg/database"
+	"partnerapi.dev/pkg/httpx"
+	"partnerapi.dev/pkg/internalctx"
+	"partnerapi.dev/services/identity/internal/domain"
+	"partnerapi.dev/services/identity/internal/oauth"
+	"partnerapi.dev/services/identity/internal/store"
+)
+
+// Deps is what the HTTP surface needs.
+type Deps struct {
+	Store      *store.Store
+	OAuth      *oauth.Server
+	Keyring    *internalctx.Keyring
+	AdminToken string
+	// Secret keys the browser session cookie and CSRF tokens.
+	Secret   []byte
+	Secure   bool
+	GrantTTL time.Duration
+	Ready    []httpx.Check
+	Metrics  http.Handler
+}
+
+// New builds the Fiber application.
+func New(d Deps) *fiber.App {
+	pages := newPages(d.OAuth, d.Secret, d.Secure, d.GrantTTL)
+	o := oauthEndpoints{srv: d.OAuth}
+	return httpx.New(httpx.Options{Name: "identity", Ready: d.Ready, Metrics: d.Metrics}, func(r fiber.Router) {
+		r.Get("/.well-known/oauth-authorization-server", adaptor.HTTPHandlerFunc(o.metadata))
+		r.Get("/oauth2/jwks", adaptor.HTTPHandlerFunc(o.jwks))
+		r.Get("/oauth2/authorize", adaptor.HTTPHandler(pages))
+		r.Post("/oauth2/authorize", adaptor.HTTPHandler(pages))
+		r.Post("/oauth2/token", adaptor.HTTPHandlerFunc(o.token))
+		r.Post("/oauth2/revoke", adaptor.HTTPHandlerFunc(o.revoke))
+		r.Post("/oauth2/introspect", adaptor.HTTPHandlerFunc(o.introspect))
+
+		p := partner{st: d.Store}
+		v1 := r.Group("/v1", internalctx.Require(d.Keyring))
+		v1.Get("/restaurants", p.restaurants)
+		v1.Get("/organizations", p.organizations)
+		r.Get("/internal/v1/grants/:grantId", internalctx.Require(d.Keyring), p.internalGrant)
+
+		a := admin{st: d.Store, keys: d.OAuth.Keys}
+		g := r.Group("/admin/v1", requireAdmin(d.AdminToken))
+		g.Post("/directory/import", a.importDirectory)
+		g.Post("/users", a.createUser)
+		g.Post("/organizations", a.createOrganization)
+		g.Post("/restaurants", a.createRestaurant)
+		g.Post("/memberships", a.createMembership)
+		g.Get("/clients", a.listClients)
+		g.Post("/clients", a.createClient)
+		g.Get("/clients/:clientId", a.getClient)
+		g.Patch("/clients/:clientId", a.updateClient)
+		g.Post("/clients/:clientId/approve", a.setClientStatus(domain.ClientApproved))
+		g.Post("/clients/:clientId/suspend", a.setClientStatus(domain.ClientSuspended))
+		g.Get("/grants", a.listGrants)
+		g.Get("/grants/:grantId", a.getGrant)
+		g.Post("/grants/:grantId/revoke", a.revokeGrant)
+		g.Get("/keys", a.listKeys)
+		g.Post("/keys/rotate", a.rotateKeys)
+	})
+}
+
+// apiError maps domain and store errors to the envelope, in one place.
+func apiError(err error, write bool) error {
+	var ve *domain.ValidationError
+	var he *httpx.Error
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &he):
+		return he
+	case errors.As(err, &ve):
+		return httpx.BadRequest("%s", ve.Error())
+	case errors.Is(err, domain.ErrNotFound):
+		return httpx.NotFound()
+	case errors.Is(err, domain.ErrConflict):
+		return httpx.Conflict("A resource with this id already exists.")
+	case database.IsUnavailable(err), errors.Is(err, context.Canceled):
+		return httpx.Unavailable(write)
+	case database.IsConflict(err):
+		return httpx.Conflict("A concurrent change won; retry.")
+	}
+	return err
+}
+
+func requireAdmin(token string) fiber.Handler {
+	want := sha256.Sum256([]byte(token))
+	return func(c *fiber.Ctx) error {
+		got, ok := strings.CutPrefix(c.Get(fiber.HeaderAuthorization), "Bearer ")
+		h := sha256.Sum256([]byte(got))
+		if !ok || token == "" || subtle.ConstantTimeCompare(h[:], want[:]) != 1 {
+			return &httpx.Error{Status: http.StatusUnauthorized, Code: httpx.CodeInvalidToken, Description: "Send the operator token as Authorization: Bearer <ADMIN_TOKEN>.",
+				Header: map[string]string{fiber.HeaderWWWAuthenticate: `Bearer realm="identity-admin"`}}
+		}
+		return c.Next()
+	}
+}
+
+type partner struct{ st *store.Store }
+
+func (p partner) activeGrant(c *fiber.Ctx) (string, error) {
+	ic := internalctx.From(c)
+	if ic.GrantID == "" {
+		return "", httpx.NotFound()
+	}
+	g, _, err := p.st.Grant(c.UserContext(), ic.GrantID)
+	if err != nil {
+		return "", apiError(err, false)
+	}
+	if g.Status != "active" {
+		return "", &httpx.Error{Status: http.StatusForbidden, Code: httpx.CodeInsufficientScope, Description: "The authorization " + g.Status + "; ask the owner to approve again."}
+	}
+	return g.ID, nil
+}
+
+func (p partner) restaurants(c *fiber.Ctx) error {
+	id, err := p.activeGrant(c)
+	if err != nil {
+		return err
+	}
+	l, err := p.st.Restaurants(c.UserContext(), id)
+	if err != nil {
+		return apiError(err, false)
+	}
+	meta := fiber.Map{"authorization_boundary": l.Boundary}
+	if l.Boundary == domain.BoundaryOrganization {
+		meta["restaurants_truncated"] = l.Truncated
+		meta["authorization_coverage"] = fiber.Map{
+			"authorized_restaurant_count": l.Coverage.Authorized,
+			"current_restaurant_count":    l.Coverage.Current,
+			"additional_restaurant_count": l.Coverage.Additional,
+			"reauthorization_available":   l.Coverage.ReauthorizationAvailable,
+		}
+	}
+	return c.JSON(fiber.Map{"data": l.Items, "meta": meta})
+}
+
+func (p partner) organizations(c *fiber.Ctx) error {
+	id, err := p.activeGrant(c)
+	if err != nil {
+		return err
+	}
+	l, err := p.st.Organizations(c.UserContext(), id)
+	if err != nil {
+		return apiError(err, false)
+	}
+	return c.JSON(fiber.Map{"data": l})
+}
+
+// internalGrant is the gateway's grant lookup. When the signed context
+// names a grant, it must be the one asked for.
+func (p partner) internalGrant(c *fiber.Ctx) error {
+	id := c.Params("grantId")
+	if ic := internalctx.From(c); ic.GrantID != "" && ic.GrantID != id {
+		return httpx.NotFound()
+	}
+	if _, err := uuid.Parse(id); err != nil {
+		return httpx.NotFound()
+	}
+	g, err := p.st.InternalGrantView(c.UserContext(), id)
+	if err != nil {
+		return apiError(err, false)
+	}
+	c.Set(fiber.HeaderCacheControl, "no-store")
+	return c.JSON(g)
+}

@@ -1,0 +1,123 @@
+package api
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+
+	"github.com/ory/fosite"
+
+	"partnerapi.dev/services/identity/internal/domain"
+	"partnerapi.dev/services/identity/internal/oauth"
+)
+
+type oauthEndpoints struct{ srv *oauth.Server }
+
+func (o oauthEndpoints) token(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	ar, err := o.srv.NewAccessRequest(ctx, r, oauth.NewSession())
+	if err != nil {
+		o.srv.WriteAccessError(ctx, w, ar, err)
+		return
+	}
+	resp, err := o.srv.NewAccessResponse(ctx, ar)
+	if err != nil {
+		o.srv.WriteAccessError(ctx, w, ar, err)
+		return
+	}
+	o.srv.WriteAccessResponse(ctx, w, ar, resp)
+}
+
+func (o oauthEndpoints) revoke(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	o.srv.WriteRevocationResponse(ctx, w, o.srv.NewRevocationRequest(ctx, r))
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// introspect answers only confidential clients authenticating with HTTP
+// Basic; a token under a revoked or expired grant is inactive.
+func (o oauthEndpoints) introspect(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	id, _, ok := r.BasicAuth()
+	if ok {
+		c, err := o.srv.Store.Client(ctx, id)
+		ok = err == nil && c.Type == domain.ClientConfidential && c.Status == domain.ClientApproved
+	}
+	if !ok {
+		w.Header().Set("WWW-Authenticate", `Basic realm="introspection"`)
+		writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "invalid_client", "error_description": "Introspection is for confidential partner clients authenticating with HTTP Basic."})
+		return
+	}
+	ir, err := o.srv.NewIntrospectionRequest(ctx, r, oauth.NewSession())
+	if err != nil {
+		o.srv.WriteIntrospectionError(ctx, w, err)
+		return
+	}
+	if s, ok := ir.GetAccessRequester().GetSession().(*oauth.Session); ok {
+		if g, _, err := o.srv.Store.Grant(ctx, s.GrantID); err != nil || g.Status != "active" {
+			writeJSON(w, http.StatusOK, map[string]bool{"active": false})
+			return
+		}
+	}
+	o.srv.WriteIntrospectionResponse(ctx, w, ir)
+}
+
+func (o oauthEndpoints) jwks(w http.ResponseWriter, r *http.Request) {
+	set, err := o.srv.Keys.JWKS(r.Context())
+	if err != nil {
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": "service_unavailable"})
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "public, max-age=60")
+	_ = json.NewEncoder(w).Encode(set)
+}
+
+func (o oauthEndpoints) metadata(w http.ResponseWriter, _ *http.Request) {
+	iss := o.srv.Settings.Issuer
+	var scopes []string
+	for _, s := range domain.KnownScopes {
+		scopes = append(scopes, s.Name)
+	}
+	w.Header().Set("Cache-Control", "public, max-age=300")
+	writeJSON(w, http.StatusOK, map[string]any{
+		"issuer":                                         iss,
+		"authorization_endpoint":                         iss + "/oauth2/authorize",
+		"token_endpoint":                                 iss + "/oauth2/token",
+		"jwks_uri":                                       iss + "/oauth2/jwks",
+		"revocation_endpoint":                            iss + "/oauth2/revoke",
+		"introspection_endpoint":                         iss + "/oauth2/introspect",
+		"response_types_supported":                       []string{"code"},
+		"response_modes_supported":                       []string{"query"},
+		"grant_types_supported":                          []string{"authorization_code", "refresh_token"},
+		"code_challenge_methods_supported":               []string{"S256"},
+		"token_endpoint_auth_methods_supported":          []string{"client_secret_basic", "client_secret_post", "none"},
+		"introspection_endpoint_auth_methods_supported":  []string{"client_secret_basic"},
+		"revocation_endpoint_auth_methods_supported":     []string{"client_secret_basic", "client_secret_post", "none"},
+		"scopes_supported":                               scopes,
+		"access_token_signing_alg_values_supported":      []string{oauth.Alg},
+		"authorization_response_iss_parameter_supported": false,
+	})
+}
+
+// onlyMethods guards net/http handlers mounted on Fiber.
+func onlyMethods(h http.HandlerFunc, methods ...string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		for _, m := range methods {
+			if r.Method == m {
+				h(w, r)
+				return
+			}
+		}
+		w.Header().Set("Allow", strings.Join(methods, ", "))
+		writeJSON(w, http.StatusMethodNotAllowed, map[string]string{"error": "method_not_allowed"})
+	}
+}
+
+var _ = fosite.ErrInvalidRequest

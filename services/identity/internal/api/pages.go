@@ -1,0 +1,338 @@
+package api
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"html/template"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/ory/fosite"
+
+	"partnerapi.dev/services/identity/internal/domain"
+	"partnerapi.dev/services/identity/internal/oauth"
+	"partnerapi.dev/services/identity/internal/password"
+	"partnerapi.dev/services/identity/internal/web"
+)
+
+// Sign-in throttling: this many failures per email within the window refuse
+// further attempts until the window has passed.
+const (
+	MaxSignInFailures = 5
+	SignInWindow      = 15 * time.Minute
+	sessionCookie     = "identity_session"
+	sessionTTL        = 30 * time.Minute
+)
+
+// browserSession is the signed cookie of the sign-in and consent pages.
+type browserSession struct {
+	SID     string `json:"sid"`
+	UserID  string `json:"uid,omitempty"`
+	Expires int64  `json:"exp"`
+}
+
+// Pages serves GET/POST /oauth2/authorize: sign-in, consent, and the
+// redirect back to the partner.
+type Pages struct {
+	srv      *oauth.Server
+	key      []byte
+	secure   bool
+	grantTTL time.Duration
+}
+
+func newPages(srv *oauth.Server, secret []byte, secure bool, grantTTL time.Duration) *Pages {
+	k := sha256.Sum256(append([]byte("identity.browser-session."), secret...))
+	return &Pages{srv: srv, key: k[:], secure: secure, grantTTL: grantTTL}
+}
+
+func (p *Pages) sign(b []byte) string {
+	m := hmac.New(sha256.New, p.key)
+	m.Write(b)
+	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+}
+
+func (p *Pages) readSession(r *http.Request) (browserSession, bool) {
+	c, err := r.Cookie(sessionCookie)
+	if err != nil {
+		return browserSession{}, false
+	}
+	body, sig, ok := strings.Cut(c.Value, ".")
+	if !ok {
+		return browserSession{}, false
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(body)
+	if err != nil || !hmac.Equal([]byte(sig), []byte(p.sign(raw))) {
+		return browserSession{}, false
+	}
+	var s browserSession
+	if json.Unmarshal(raw, &s) != nil || time.Now().Unix() > s.Expires || s.SID == "" {
+		return browserSession{}, false
+	}
+	return s, true
+}
+
+func (p *Pages) writeSession(w http.ResponseWriter, s browserSession) {
+	s.Expires = time.Now().Add(sessionTTL).Unix()
+	raw, _ := json.Marshal(s)
+	http.SetCookie(w, &http.Cookie{
+		Name: sessionCookie, Value: base64.RawURLEncoding.EncodeToString(raw) + "." + p.sign(raw),
+		Path: "/oauth2/", HttpOnly: true, Secure: p.secure, SameSite: http.SameSiteLaxMode, MaxAge: int(sessionTTL.Seconds()),
+	})
+}
+
+// csrf is bound to the session id, so a token from another session fails.
+func (p *Pages) csrf(s browserSession) string { return p.sign([]byte("csrf:" + s.SID)) }
+
+func newSID() string {
+	b := make([]byte, 18)
+	_, _ = rand.Read(b)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// authorizeParams are carried in the form action, so the POSTs of the pages
+// are authorization requests too.
+var authorizeParams = []string{"response_type", "client_id", "redirect_uri", "scope", "state", "code_challenge", "code_challenge_method"}
+
+func actionURL(form url.Values) string {
+	q := url.Values{}
+	for _, k := range authorizeParams {
+		if v := form.Get(k); v != "" {
+			q.Set(k, v)
+		}
+	}
+	return "/oauth2/authorize?" + q.Encode()
+}
+
+type scopeLine struct{ Name, Words string }
+
+type pageData struct {
+	Title, ClientName, Action, CSRF, Error, Email string
+	UserName, UserEmail                           string
+	Scopes                                        []scopeLine
+	Restaurants                                   []domain.RestaurantOption
+	Organizations                                 []domain.OrganizationOption
+	CSS                                           template.CSS
+}
+
+func (p *Pages) render(w http.ResponseWriter, status int, name string, d pageData) {
+	d.CSS = web.CSS
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("X-Frame-Options", "DENY")
+	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; form-action 'self' *; frame-ancestors 'none'")
+	w.Header().Set("Referrer-Policy", "no-referrer")
+	w.WriteHeader(status)
+	if err := web.Templates.ExecuteTemplate(w, name, d); err != nil {
+		slog.Error("render page", "page", name, "error", err)
+	}
+}
+
+func (p *Pages) fail(w http.ResponseWriter, status int, title, msg string) {
+	p.render(w, status, "error", pageData{Title: title, Error: msg})
+}
+
+// ServeHTTP is /oauth2/authorize.
+func (p *Pages) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	if r.Method != http.MethodGet && r.Method != http.MethodPost {
+		w.Header().Set("Allow", "GET, POST")
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	if err := r.ParseForm(); err != nil {
+		p.fail(w, http.StatusBadRequest, "Invalid request", "The request could not be read.")
+		return
+	}
+	// Checks that must not redirect: an unknown, unapproved or suspended
+	// client, or a redirect URI that is not exactly registered.
+	client, err := p.srv.Store.Client(ctx, r.Form.Get("client_id"))
+	if errors.Is(err, domain.ErrNotFound) {
+		p.fail(w, http.StatusBadRequest, "Unknown partner application", "The partner application is not registered.")
+		return
+	}
+	if err != nil {
+		p.fail(w, http.StatusServiceUnavailable, "Try again later", "The service is temporarily unavailable.")
+		return
+	}
+	if client.Status != domain.ClientApproved {
+		p.fail(w, http.StatusBadRequest, "Partner application not available", "This partner application is not approved or has been suspended, so it cannot ask for access.")
+		return
+	}
+	if ru := r.Form.Get("redirect_uri"); ru != "" && !slices.Contains(client.RedirectURIs, ru) {
+		p.fail(w, http.StatusBadRequest, "Invalid redirect", "The redirect address does not match one registered for this partner application.")
+		return
+	}
+	ar, err := p.srv.NewAuthorizeRequest(ctx, r)
+	if err != nil {
+		p.srv.WriteAuthorizeError(ctx, w, ar, err)
+		return
+	}
+	sess, ok := p.readSession(r)
+	if !ok {
+		sess = browserSession{SID: newSID()}
+	}
+	d := pageData{Title: "Sign in", ClientName: client.Name, Action: actionURL(r.Form), CSRF: p.csrf(sess)}
+
+	if r.Method == http.MethodPost {
+		if !ok || !hmac.Equal([]byte(r.PostForm.Get("csrf_token")), []byte(p.csrf(sess))) {
+			sess = browserSession{SID: newSID()}
+			p.writeSession(w, sess)
+			d.CSRF = p.csrf(sess)
+			d.Error = "Your session expired. Please sign in again."
+			p.render(w, http.StatusForbidden, "signin", d)
+			return
+		}
+		switch r.PostForm.Get("action") {
+		case "signin":
+			p.signIn(ctx, w, r, sess, d)
+			return
+		case "consent":
+			if sess.UserID != "" {
+				p.consent(ctx, w, r, ar, sess, client, d)
+				return
+			}
+		}
+	}
+	p.writeSession(w, sess)
+	if sess.UserID == "" {
+		p.render(w, http.StatusOK, "signin", d)
+		return
+	}
+	p.showConsent(ctx, w, ar, sess, client, d, "", http.StatusOK)
+}
+
+func (p *Pages) signIn(ctx context.Context, w http.ResponseWriter, r *http.Request, sess browserSession, d pageData) {
+	email := strings.TrimSpace(r.PostForm.Get("email"))
+	pw := r.PostForm.Get("password")
+	d.Email = email
+	st := p.srv.Store
+	n, err := st.RecentSignInFailures(ctx, email, SignInWindow)
+	if err != nil {
+		p.fail(w, http.StatusServiceUnavailable, "Try again later", "The service is temporarily unavailable.")
+		return
+	}
+	if n >= MaxSignInFailures {
+		password.VerifyDummy(pw)
+		p.writeSession(w, sess)
+		d.Error = "Too many failed sign-in attempts for this email. Wait 15 minutes and try again."
+		p.render(w, http.StatusTooManyRequests, "signin", d)
+		return
+	}
+	u, err := st.UserByEmail(ctx, email)
+	good := false
+	switch {
+	case err == nil:
+		good, _ = password.Verify(u.PasswordHash, pw)
+	case errors.Is(err, domain.ErrNotFound):
+		password.VerifyDummy(pw)
+	default:
+		p.fail(w, http.StatusServiceUnavailable, "Try again later", "The service is temporarily unavailable.")
+		return
+	}
+	if !good {
+		_ = st.RecordSignInFailure(ctx, email)
+		p.writeSession(w, sess)
+		d.Error = "The email or password is not correct."
+		p.render(w, http.StatusUnauthorized, "signin", d)
+		return
+	}
+	_ = st.ClearSignInFailures(ctx, email)
+	// A new session id on sign-in, so a planted cookie cannot be promoted.
+	p.writeSession(w, browserSession{SID: newSID(), UserID: u.ID})
+	http.Redirect(w, r, d.Action, http.StatusSeeOther)
+}
+
+func (p *Pages) requestedScopes(ar fosite.AuthorizeRequester, client domain.PartnerClient) []string {
+	requested := []string(ar.GetRequestedScopes())
+	if len(requested) == 0 {
+		requested = []string{domain.ScopeRestaurantRead}
+	}
+	var out []string
+	for _, s := range requested {
+		if slices.Contains(client.AllowedScopes, s) && !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func (p *Pages) showConsent(ctx context.Context, w http.ResponseWriter, ar fosite.AuthorizeRequester, sess browserSession, client domain.PartnerClient, d pageData, msg string, status int) {
+	u, err := p.srv.Store.UserByID(ctx, sess.UserID)
+	if err != nil {
+		p.writeSession(w, browserSession{SID: newSID()})
+		p.render(w, http.StatusOK, "signin", d)
+		return
+	}
+	opts, err := p.srv.Store.ConsentOptions(ctx, u.ID)
+	if err != nil {
+		p.fail(w, http.StatusServiceUnavailable, "Try again later", "The service is temporarily unavailable.")
+		return
+	}
+	d.Title = "Approve " + client.Name
+	d.CSRF = p.csrf(sess)
+	d.UserName, d.UserEmail = u.Name, u.Email
+	d.Restaurants, d.Organizations = opts.Restaurants, opts.Organizations
+	d.Error = msg
+	for _, s := range p.requestedScopes(ar, client) {
+		d.Scopes = append(d.Scopes, scopeLine{Name: s, Words: domain.ScopeWords(s)})
+	}
+	p.render(w, status, "consent", d)
+}
+
+func (p *Pages) consent(ctx context.Context, w http.ResponseWriter, r *http.Request, ar fosite.AuthorizeRequester, sess browserSession, client domain.PartnerClient, d pageData) {
+	if r.PostForm.Get("decision") != "approve" {
+		p.srv.WriteAuthorizeError(ctx, w, ar, fosite.ErrAccessDenied.WithHint("The owner denied the request."))
+		return
+	}
+	restaurant := r.PostForm.Get("restaurant")
+	orgs := r.PostForm["organization"]
+	g := domain.GrantRequest{ClientID: client.ClientID, UserID: sess.UserID, ExpiresAt: time.Now().Add(p.grantTTL)}
+	switch {
+	case restaurant != "" && len(orgs) > 0:
+		p.showConsent(ctx, w, ar, sess, client, d, "Choose either one restaurant or one or more organizations, not both.", http.StatusBadRequest)
+		return
+	case restaurant != "":
+		g.Boundary, g.RestaurantID = domain.BoundaryRestaurant, restaurant
+	case len(orgs) > 0:
+		g.Boundary, g.OrganizationIDs = domain.BoundaryOrganization, orgs
+	default:
+		p.showConsent(ctx, w, ar, sess, client, d, "Choose a restaurant or at least one organization to approve.", http.StatusBadRequest)
+		return
+	}
+	g.Scopes = domain.ApprovedScopes(ar.GetRequestedScopes(), client.AllowedScopes, g.Boundary)
+	if len(g.Scopes) == 0 {
+		p.srv.WriteAuthorizeError(ctx, w, ar, fosite.ErrInvalidScope.WithHint("None of the requested scopes can be approved for this choice."))
+		return
+	}
+	grantID, err := p.srv.Store.CreateGrant(ctx, g)
+	var ve *domain.ValidationError
+	if errors.As(err, &ve) {
+		p.showConsent(ctx, w, ar, sess, client, d, "Choose only restaurants you own or organizations you manage.", http.StatusBadRequest)
+		return
+	}
+	if err != nil {
+		slog.Error("create grant", "error", err)
+		p.srv.WriteAuthorizeError(ctx, w, ar, fosite.ErrServerError)
+		return
+	}
+	for _, s := range g.Scopes {
+		ar.GrantScope(s)
+	}
+	session := oauth.NewSession()
+	session.Subject, session.GrantID = sess.UserID, grantID
+	resp, err := p.srv.NewAuthorizeResponse(ctx, ar, session)
+	if err != nil {
+		p.srv.WriteAuthorizeError(ctx, w, ar, err)
+		return
+	}
+	p.srv.WriteAuthorizeResponse(ctx, w, ar, resp)
+}

@@ -1,0 +1,227 @@
+package server_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"net/http/cookiejar"
+	"strings"
+	"testing"
+	"time"
+
+	"partnerapi.dev/pkg/config"
+	"partnerapi.dev/pkg/database"
+	"partnerapi.dev/pkg/internalctx"
+	"partnerapi.dev/pkg/testenv"
+	idconfig "partnerapi.dev/services/identity/internal/config"
+	"partnerapi.dev/services/identity/internal/domain"
+	"partnerapi.dev/services/identity/internal/flow"
+	"partnerapi.dev/services/identity/internal/server"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+const (
+	adminToken = "test-admin-token-0123456789"
+	ownerPW    = "correct horse battery"
+
+	userOwner   = "11111111-1111-4111-8111-111111111111"
+	userOther   = "11111111-1111-4111-8111-222222222222"
+	restA       = "22222222-2222-4222-8222-00000000000a"
+	restB       = "22222222-2222-4222-8222-00000000000b"
+	restC       = "22222222-2222-4222-8222-00000000000c"
+	restD       = "22222222-2222-4222-8222-00000000000d"
+	orgNorth    = "33333333-3333-4333-8333-000000000001"
+	orgSouth    = "33333333-3333-4333-8333-000000000002"
+	callbackURI = "http://127.0.0.1:8976/callback"
+)
+
+var (
+	encKey     = base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{7}, 32))
+	ctxKeys    = "k1:" + base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{9}, 32))
+	confSecret = "conf-secret-0123456789abcdef"
+	allScopes  = []string{"svc.restaurant.read", "svc.organization.read", "svc.orders.read", "svc.accounting.read"}
+	ownerEmail = "owner@demo.example"
+	otherEmail = "nobody@demo.example"
+)
+
+type env struct {
+	t     *testing.T
+	base  string
+	parts *server.Parts
+	db    *database.DB
+	cfg   idconfig.Config
+	ring  *internalctx.Keyring
+}
+
+func migrate(ctx context.Context, url string) error {
+	db, err := database.Open(ctx, database.Config{URL: config.Secret(url)}, "identity")
+	if err != nil {
+		return err
+	}
+	defer db.Close(ctx)
+	return server.Migrate(ctx, db)
+}
+
+func newEnv(t testing.TB, mutate ...func(*idconfig.Config)) *env {
+	t.Helper()
+	ctx := context.Background()
+	url := testenv.NewDatabase(t, "identity", migrate)
+	db, err := database.Open(ctx, database.Config{URL: config.Secret(url), MaxOpenConns: 10}, "identity")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg idconfig.Config
+	if err := config.LoadMap(ctx, &cfg, map[string]string{
+		"DATABASE_URL": url, "INTERNAL_CONTEXT_KEYS": ctxKeys, "PUBLIC_BASE_URL": "http://" + ln.Addr().String(),
+		"ADMIN_TOKEN": adminToken, "SIGNING_KEY_ENCRYPTION_KEY": encKey,
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range mutate {
+		m(&cfg)
+	}
+	parts, err := server.Build(ctx, cfg, db, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = parts.App.Listener(ln) }()
+	t.Cleanup(func() {
+		_ = parts.App.ShutdownWithTimeout(5 * time.Second)
+		_ = db.Close(ctx)
+	})
+	ring, _ := internalctx.ParseKeys(ctxKeys)
+	e := &env{base: cfg.PublicBaseURL, parts: parts, db: db, cfg: cfg, ring: ring}
+	if tt, ok := t.(*testing.T); ok {
+		e.t = tt
+	}
+	e.seed(t)
+	return e
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func seedDoc() domain.DirectoryImport {
+	return domain.DirectoryImport{
+		Users: []domain.ImportUser{
+			{UserID: userOwner, Email: ownerEmail, Name: "Olivia Owner", Password: ownerPW},
+			{UserID: userOther, Email: otherEmail, Name: "No Body", Password: ownerPW},
+		},
+		Organizations: []domain.ImportOrganization{
+			{OrganizationID: orgNorth, Name: "North Group", RegisteredName: "North Group Oy", BusinessID: "1234567-8"},
+			{OrganizationID: orgSouth, Name: "South Group", RegisteredName: "South Group AB", BusinessID: "556677-8899"},
+		},
+		Restaurants: []domain.ImportRestaurant{
+			{RestaurantID: restA, Name: "Alpha Bistro", TimeZone: "Europe/Helsinki", DayStartHour: ptr(4), Currency: "EUR", Country: "FI", RegisteredName: "Alpha Oy", BusinessID: "A-1"},
+			{RestaurantID: restB, Name: "Beta Diner", TimeZone: "Europe/Helsinki", DayStartHour: ptr(5), Currency: "EUR", Country: "FI", RegisteredName: "Beta Oy", BusinessID: "B-1", OrganizationIDs: []string{orgNorth}},
+			{RestaurantID: restC, Name: "Gamma Grill", TimeZone: "Europe/Stockholm", DayStartHour: ptr(6), Currency: "SEK", Country: "SE", RegisteredName: "Gamma AB", BusinessID: "C-1", OrganizationIDs: []string{orgNorth, orgSouth}},
+		},
+		Memberships: []domain.ImportMembership{
+			{UserID: userOwner, RestaurantID: ptr(restA), Role: "owner"},
+			{UserID: userOwner, OrganizationID: ptr(orgNorth), Role: "admin"},
+			{UserID: userOwner, OrganizationID: ptr(orgSouth), Role: "owner"},
+		},
+		PartnerClients: []domain.ImportPartnerClient{
+			{ClientID: "demo-partner", Name: "Demo Partner", Type: "public", RedirectURIs: []string{callbackURI}, AllowedScopes: allScopes, Status: "approved"},
+			{ClientID: "conf-partner", Name: "Confidential Partner", Type: "confidential", Secret: &confSecret, RedirectURIs: []string{callbackURI}, AllowedScopes: allScopes, Status: "approved"},
+			{ClientID: "suspended-partner", Name: "Suspended Partner", Type: "public", RedirectURIs: []string{callbackURI}, AllowedScopes: allScopes, Status: "suspended"},
+			{ClientID: "pending-partner", Name: "Pending Partner", Type: "public", RedirectURIs: []string{callbackURI}, AllowedScopes: allScopes, Status: "pending"},
+		},
+	}
+}
+
+func (e *env) seed(t testing.TB) {
+	t.Helper()
+	var out map[string]any
+	if st := e.admin(t, http.MethodPost, "/admin/v1/directory/import", seedDoc(), &out); st != http.StatusOK {
+		t.Fatalf("seed import: %d %v", st, out)
+	}
+}
+
+// admin calls the admin API and decodes the answer into out.
+func (e *env) admin(t testing.TB, method, path string, body any, out any) int {
+	t.Helper()
+	return e.call(t, method, path, body, out, map[string]string{"Authorization": "Bearer " + adminToken})
+}
+
+func (e *env) call(t testing.TB, method, path string, body any, out any, headers map[string]string) int {
+	t.Helper()
+	var r io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		r = bytes.NewReader(b)
+	}
+	req, _ := http.NewRequest(method, e.base+path, r)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if out != nil && len(b) > 0 {
+		if err := json.Unmarshal(b, out); err != nil {
+			t.Fatalf("%s %s: %d %s", method, path, resp.StatusCode, b)
+		}
+	}
+	return resp.StatusCode
+}
+
+// partner calls a partner or internal route as the gateway would.
+func (e *env) partner(t testing.TB, path, grantID string, out any) int {
+	t.Helper()
+	h := e.ring.Sign(internalctx.Context{ClientID: "demo-partner", UserID: userOwner, GrantID: grantID, RequestID: "test"})
+	return e.call(t, http.MethodGet, path, nil, out, map[string]string{internalctx.Header: h})
+}
+
+func (e *env) opts(client string) flow.Options {
+	jar, _ := cookiejar.New(nil)
+	o := flow.Options{BaseURL: e.base, Email: ownerEmail, Password: ownerPW, ClientID: client, RedirectURI: callbackURI, HTTP: &http.Client{Jar: jar, Timeout: 30 * time.Second}}
+	if client == "conf-partner" {
+		o.ClientSecret = confSecret
+	}
+	return o
+}
+
+// approve runs the pages and exchanges the code.
+func (e *env) approve(t testing.TB, o flow.Options) (*flow.Result, *flow.Token) {
+	t.Helper()
+	ctx := context.Background()
+	res, err := flow.Authorize(ctx, o)
+	if err != nil {
+		t.Fatalf("authorize: %v", err)
+	}
+	tok, err := flow.Exchange(ctx, o, res)
+	if err != nil {
+		t.Fatalf("exchange: %v", err)
+	}
+	return res, tok
+}
+
+func jwtClaims(t testing.TB, token string) map[string]any {
+	t.Helper()
+	parts := strings.Split(token, ".")
+	if len(parts) != 3 {
+		t.Fatalf("not a JWT: %q", token)
+	}
+	b, err := base64.RawURLEncoding.DecodeString(parts[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	_ = json.Unmarshal(b, &m)
+	return m
+}

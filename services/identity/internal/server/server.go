@@ -1,0 +1,72 @@
+// Package server assembles the identity process from its configuration:
+// store, signing keys, fosite, HTTP surface. main and the end-to-end tests
+// build it the same way.
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"partnerapi.dev/pkg/database"
+	"partnerapi.dev/pkg/httpx"
+	"partnerapi.dev/pkg/internalctx"
+	"partnerapi.dev/services/identity/internal/api"
+	"partnerapi.dev/services/identity/internal/config"
+	"partnerapi.dev/services/identity/internal/oauth"
+	"partnerapi.dev/services/identity/internal/store"
+	"partnerapi.dev/services/identity/migrations"
+)
+
+// Parts are the assembled pieces, exposed for tests.
+type Parts struct {
+	App   *fiber.App
+	Store *store.Store
+	OAuth *oauth.Server
+	Keys  *oauth.Keys
+}
+
+// Build assembles the service on an open database. It creates the first
+// signing key when none exists.
+func Build(ctx context.Context, cfg config.Config, db *database.DB, metrics http.Handler) (*Parts, error) {
+	if cfg.InternalContextKeys.Reveal() == "" {
+		return nil, errors.New("configuration: INTERNAL_CONTEXT_KEYS is required to serve")
+	}
+	keyring, err := internalctx.ParseKeys(cfg.InternalContextKeys.Reveal())
+	if err != nil {
+		return nil, fmt.Errorf("configuration: INTERNAL_CONTEXT_KEYS: %w", err)
+	}
+	encKey, err := cfg.EncryptionKey()
+	if err != nil {
+		return nil, fmt.Errorf("configuration: %w", err)
+	}
+	st := store.New(db.Gorm)
+	keys, err := oauth.NewKeys(st, encKey, cfg.AccessTokenTTL+time.Minute)
+	if err != nil {
+		return nil, err
+	}
+	if err := keys.Ensure(ctx); err != nil {
+		return nil, fmt.Errorf("signing keys: %w", err)
+	}
+	srv := oauth.New(st, keys, oauth.Settings{
+		Issuer: cfg.PublicBaseURL, Audience: cfg.TokenAudience,
+		AccessTokenTTL: cfg.AccessTokenTTL, RefreshTokenTTL: cfg.RefreshTokenTTL, Secret: encKey,
+	})
+	app := api.New(api.Deps{
+		Store: st, OAuth: srv, Keyring: keyring, AdminToken: cfg.AdminToken.Reveal(),
+		Secret: encKey, Secure: cfg.Secure(), GrantTTL: cfg.GrantTTL,
+		Ready:   []httpx.Check{{Name: "database", Fn: db.Ping}},
+		Metrics: metrics,
+	})
+	return &Parts{App: app, Store: st, OAuth: srv, Keys: keys}, nil
+}
+
+// Migrate applies the identity schema's migrations.
+func Migrate(ctx context.Context, db *database.DB) error {
+	_, err := db.Migrate(ctx, migrations.FS)
+	return err
+}

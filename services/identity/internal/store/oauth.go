@@ -1,0 +1,326 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/url"
+	"time"
+
+	"github.com/ory/fosite"
+	"gorm.io/gorm"
+
+	"partnerapi.dev/services/identity/internal/domain"
+)
+
+// Fosite storage. Every authorization code, PKCE session, access token and
+// refresh token is one oauth_tokens row keyed by (kind, signature); the
+// signature is fosite's HMAC of the token, so no usable token is stored.
+
+const (
+	kindCode    = "code"
+	kindPKCE    = "pkce"
+	kindAccess  = "access"
+	kindRefresh = "refresh"
+)
+
+// GrantIDer is implemented by the service's fosite session.
+type GrantIDer interface{ GetGrantID() string }
+
+// storedRequest is a fosite request as persisted in oauth_tokens.data.
+type storedRequest struct {
+	ID                string          `json:"id"`
+	RequestedAt       time.Time       `json:"requestedAt"`
+	ClientID          string          `json:"clientId"`
+	RequestedScope    []string        `json:"requestedScope"`
+	GrantedScope      []string        `json:"grantedScope"`
+	Form              url.Values      `json:"form"`
+	Session           json.RawMessage `json:"session"`
+	RequestedAudience []string        `json:"requestedAudience"`
+	GrantedAudience   []string        `json:"grantedAudience"`
+}
+
+// secretFormKeys never reach the database.
+var secretFormKeys = []string{"password", "client_secret", "csrf_token", "code_verifier", "refresh_token", "code", "email"}
+
+// FositeClient converts a partner client for fosite.
+func FositeClient(c domain.PartnerClient) fosite.Client {
+	fc := &fosite.DefaultClient{
+		ID:            c.ClientID,
+		RedirectURIs:  c.RedirectURIs,
+		GrantTypes:    []string{"authorization_code", "refresh_token"},
+		ResponseTypes: []string{"code"},
+		Scopes:        c.AllowedScopes,
+		Public:        c.Type == domain.ClientPublic,
+	}
+	if c.SecretHash != "" {
+		fc.Secret = []byte(c.SecretHash)
+	}
+	return fc
+}
+
+// GetClient implements fosite.ClientManager: only approved clients exist for
+// fosite, so a pending or suspended client can neither start a flow,
+// exchange a code nor refresh.
+func (s *Store) GetClient(ctx context.Context, id string) (fosite.Client, error) {
+	c, err := s.Client(ctx, id)
+	if errors.Is(err, domain.ErrNotFound) {
+		return nil, fosite.ErrNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	if c.Status != domain.ClientApproved {
+		return nil, fosite.ErrInvalidClient.WithHint("The partner client is not approved or is suspended.")
+	}
+	return FositeClient(c), nil
+}
+
+// ClientAssertionJWTValid implements fosite.ClientManager (assertions are not
+// accepted, so no JTI is ever known).
+func (s *Store) ClientAssertionJWTValid(context.Context, string) error { return nil }
+
+// SetClientAssertionJWT implements fosite.ClientManager.
+func (s *Store) SetClientAssertionJWT(context.Context, string, time.Time) error { return nil }
+
+// BeginTX implements fosite's storage.Transactional.
+func (s *Store) BeginTX(ctx context.Context) (context.Context, error) {
+	tx := s.db.WithContext(ctx).Begin()
+	if tx.Error != nil {
+		return ctx, tx.Error
+	}
+	return context.WithValue(ctx, txKey{}, tx), nil
+}
+
+// Commit implements fosite's storage.Transactional.
+func (s *Store) Commit(ctx context.Context) error {
+	tx, ok := ctx.Value(txKey{}).(*gorm.DB)
+	if !ok {
+		return errors.New("commit without a transaction")
+	}
+	return tx.Commit().Error
+}
+
+// Rollback implements fosite's storage.Transactional.
+func (s *Store) Rollback(ctx context.Context) error {
+	tx, ok := ctx.Value(txKey{}).(*gorm.DB)
+	if !ok {
+		return errors.New("rollback without a transaction")
+	}
+	return tx.Rollback().Error
+}
+
+func (s *Store) create(ctx context.Context, kind, signature, accessSignature string, r fosite.Requester, expiresAt time.Time) error {
+	sess, err := json.Marshal(r.GetSession())
+	if err != nil {
+		return err
+	}
+	form := url.Values{}
+	for k, v := range r.GetRequestForm() {
+		form[k] = v
+	}
+	for _, k := range secretFormKeys {
+		delete(form, k)
+	}
+	data, err := json.Marshal(storedRequest{
+		ID: r.GetID(), RequestedAt: r.GetRequestedAt(), ClientID: r.GetClient().GetID(),
+		RequestedScope: r.GetRequestedScopes(), GrantedScope: r.GetGrantedScopes(), Form: form, Session: sess,
+		RequestedAudience: r.GetRequestedAudience(), GrantedAudience: r.GetGrantedAudience(),
+	})
+	if err != nil {
+		return err
+	}
+	var grantID *string
+	if g, ok := r.GetSession().(GrantIDer); ok && g.GetGrantID() != "" {
+		id := g.GetGrantID()
+		grantID = &id
+	}
+	var exp *time.Time
+	if !expiresAt.IsZero() {
+		exp = &expiresAt
+	}
+	var access *string
+	if accessSignature != "" {
+		access = &accessSignature
+	}
+	return s.conn(ctx).Exec(`INSERT INTO oauth_tokens (kind, signature, request_id, client_id, grant_id, access_signature, expires_at, data) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+		kind, signature, r.GetID(), r.GetClient().GetID(), grantID, access, exp, string(data)).Error
+}
+
+type tokenRow struct {
+	Active bool
+	Data   []byte
+}
+
+// get loads a request; it returns the request together with
+// fosite.ErrInactiveToken for an inactive row, as fosite expects.
+func (s *Store) get(ctx context.Context, kind, signature string, session fosite.Session) (fosite.Requester, bool, error) {
+	var row tokenRow
+	err := s.conn(ctx).Raw(`SELECT active, data FROM oauth_tokens WHERE kind = ? AND signature = ?`, kind, signature).Take(&row).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return nil, false, fosite.ErrNotFound
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	var sr storedRequest
+	if err := json.Unmarshal(row.Data, &sr); err != nil {
+		return nil, false, err
+	}
+	if session == nil && s.NewSession != nil {
+		session, _ = s.NewSession().(fosite.Session)
+	}
+	if session != nil && len(sr.Session) > 0 {
+		if err := json.Unmarshal(sr.Session, session); err != nil {
+			return nil, false, err
+		}
+	}
+	c, err := s.Client(ctx, sr.ClientID)
+	if err != nil {
+		return nil, false, err
+	}
+	req := &fosite.Request{
+		ID: sr.ID, RequestedAt: sr.RequestedAt, Client: FositeClient(c),
+		RequestedScope: sr.RequestedScope, GrantedScope: sr.GrantedScope, Form: sr.Form, Session: session,
+		RequestedAudience: sr.RequestedAudience, GrantedAudience: sr.GrantedAudience,
+	}
+	return req, row.Active, nil
+}
+
+func (s *Store) deactivate(ctx context.Context, kind, signature string) error {
+	return s.conn(ctx).Exec(`UPDATE oauth_tokens SET active = false WHERE kind = ? AND signature = ?`, kind, signature).Error
+}
+
+func (s *Store) remove(ctx context.Context, kind, signature string) error {
+	return s.conn(ctx).Exec(`DELETE FROM oauth_tokens WHERE kind = ? AND signature = ?`, kind, signature).Error
+}
+
+// CreateAuthorizeCodeSession implements oauth2.AuthorizeCodeStorage.
+func (s *Store) CreateAuthorizeCodeSession(ctx context.Context, code string, r fosite.Requester) error {
+	return s.create(ctx, kindCode, code, "", r, r.GetSession().GetExpiresAt(fosite.AuthorizeCode))
+}
+
+// GetAuthorizeCodeSession implements oauth2.AuthorizeCodeStorage.
+func (s *Store) GetAuthorizeCodeSession(ctx context.Context, code string, session fosite.Session) (fosite.Requester, error) {
+	r, active, err := s.get(ctx, kindCode, code, session)
+	if err != nil {
+		return nil, err
+	}
+	if !active {
+		return r, fosite.ErrInvalidatedAuthorizeCode
+	}
+	return r, nil
+}
+
+// InvalidateAuthorizeCodeSession implements oauth2.AuthorizeCodeStorage.
+func (s *Store) InvalidateAuthorizeCodeSession(ctx context.Context, code string) error {
+	return s.deactivate(ctx, kindCode, code)
+}
+
+// CreatePKCERequestSession implements pkce.PKCERequestStorage.
+func (s *Store) CreatePKCERequestSession(ctx context.Context, signature string, r fosite.Requester) error {
+	return s.create(ctx, kindPKCE, signature, "", r, r.GetSession().GetExpiresAt(fosite.AuthorizeCode))
+}
+
+// GetPKCERequestSession implements pkce.PKCERequestStorage.
+func (s *Store) GetPKCERequestSession(ctx context.Context, signature string, session fosite.Session) (fosite.Requester, error) {
+	r, _, err := s.get(ctx, kindPKCE, signature, session)
+	return r, err
+}
+
+// DeletePKCERequestSession implements pkce.PKCERequestStorage.
+func (s *Store) DeletePKCERequestSession(ctx context.Context, signature string) error {
+	return s.remove(ctx, kindPKCE, signature)
+}
+
+// CreateAccessTokenSession implements oauth2.AccessTokenStorage.
+func (s *Store) CreateAccessTokenSession(ctx context.Context, signature string, r fosite.Requester) error {
+	return s.create(ctx, kindAccess, signature, "", r, r.GetSession().GetExpiresAt(fosite.AccessToken))
+}
+
+// GetAccessTokenSession implements oauth2.AccessTokenStorage. A revoked
+// access token is not found.
+func (s *Store) GetAccessTokenSession(ctx context.Context, signature string, session fosite.Session) (fosite.Requester, error) {
+	r, active, err := s.get(ctx, kindAccess, signature, session)
+	if err != nil {
+		return nil, err
+	}
+	if !active {
+		return nil, fosite.ErrNotFound
+	}
+	return r, nil
+}
+
+// DeleteAccessTokenSession implements oauth2.AccessTokenStorage.
+func (s *Store) DeleteAccessTokenSession(ctx context.Context, signature string) error {
+	return s.remove(ctx, kindAccess, signature)
+}
+
+// CreateRefreshTokenSession implements oauth2.RefreshTokenStorage.
+func (s *Store) CreateRefreshTokenSession(ctx context.Context, signature, accessSignature string, r fosite.Requester) error {
+	return s.create(ctx, kindRefresh, signature, accessSignature, r, r.GetSession().GetExpiresAt(fosite.RefreshToken))
+}
+
+// GetRefreshTokenSession implements oauth2.RefreshTokenStorage; a rotated or
+// revoked token answers fosite.ErrInactiveToken with its request, which
+// makes fosite revoke the whole family.
+func (s *Store) GetRefreshTokenSession(ctx context.Context, signature string, session fosite.Session) (fosite.Requester, error) {
+	r, active, err := s.get(ctx, kindRefresh, signature, session)
+	if err != nil {
+		return nil, err
+	}
+	if !active {
+		return r, fosite.ErrInactiveToken
+	}
+	return r, nil
+}
+
+// DeleteRefreshTokenSession implements oauth2.RefreshTokenStorage. The row is
+// kept inactive rather than deleted, so a later reuse is still recognised.
+func (s *Store) DeleteRefreshTokenSession(ctx context.Context, signature string) error {
+	return s.deactivate(ctx, kindRefresh, signature)
+}
+
+// RotateRefreshToken implements oauth2.RefreshTokenStorage: the presented
+// refresh token and the family's access tokens stop working. Only one
+// concurrent refresh with the same token wins.
+func (s *Store) RotateRefreshToken(ctx context.Context, requestID, signature string) error {
+	res := s.conn(ctx).Exec(`UPDATE oauth_tokens SET active = false WHERE kind = 'refresh' AND signature = ? AND active`, signature)
+	if res.Error != nil {
+		return res.Error
+	}
+	if res.RowsAffected == 0 {
+		return fosite.ErrSerializationFailure
+	}
+	return s.RevokeAccessToken(ctx, requestID)
+}
+
+// RevokeRefreshToken implements oauth2.TokenRevocationStorage for the whole
+// token family.
+func (s *Store) RevokeRefreshToken(ctx context.Context, requestID string) error {
+	return s.conn(ctx).Exec(`UPDATE oauth_tokens SET active = false WHERE request_id = ? AND kind = 'refresh' AND active`, requestID).Error
+}
+
+// RevokeRefreshTokenMaybeGracePeriod revokes without grace period.
+func (s *Store) RevokeRefreshTokenMaybeGracePeriod(ctx context.Context, requestID, _ string) error {
+	return s.RevokeRefreshToken(ctx, requestID)
+}
+
+// RevokeAccessToken implements oauth2.TokenRevocationStorage for the family.
+func (s *Store) RevokeAccessToken(ctx context.Context, requestID string) error {
+	return s.conn(ctx).Exec(`UPDATE oauth_tokens SET active = false WHERE request_id = ? AND kind = 'access' AND active`, requestID).Error
+}
+
+// FamilyActive reports whether any token of a family is still active (tests
+// and the admin view).
+func (s *Store) FamilyActive(ctx context.Context, requestID string) (bool, error) {
+	var n int
+	err := s.conn(ctx).Raw(`SELECT count(*) FROM oauth_tokens WHERE request_id = ? AND kind IN ('access', 'refresh') AND active`, requestID).Scan(&n).Error
+	return n > 0, err
+}
+
+// PurgeExpired deletes token rows that expired more than a day ago.
+func (s *Store) PurgeExpired(ctx context.Context) (int64, error) {
+	res := s.conn(ctx).Exec(`DELETE FROM oauth_tokens WHERE expires_at < ?`, s.now().Add(-24*time.Hour))
+	return res.RowsAffected, res.Error
+}
