@@ -191,7 +191,6 @@ func lineNames(names ...string) func(rec) {
 	}
 }
 
-
 func ids(t *testing.T, body map[string]any) []string {
 	t.Helper()
 	data, ok := body["data"].(map[string]any)
