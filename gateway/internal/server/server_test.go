@@ -119,20 +119,20 @@ func TestTokenFailuresAnswer401WithChallenge(t *testing.T) {
 	hs, _ := jose.NewSigner(jose.SigningKey{Algorithm: jose.HS256, Key: []byte("0123456789abcdef0123456789abcdef")}, (&jose.SignerOptions{}).WithType("at+jwt").WithHeader("kid", e.id.kid))
 	_ = hs
 	cases := map[string]string{
-		"malformed":         "not-a-jwt",
-		"three garbage":     "a.b.c",
-		"tampered sig":      tampered,
-		"forged claims":     forged,
-		"alg none":          noneToken(),
-		"hs256":             e.id.token(t, tokenOpts{key: []byte("0123456789abcdef0123456789abcdef"), alg: jose.HS256}),
-		"wrong key ES256":   e.id.token(t, tokenOpts{key: otherEC}),
-		"wrong key RS256":   e.id.token(t, tokenOpts{key: otherRSA, alg: jose.RS256}),
-		"unknown kid":       e.id.token(t, tokenOpts{key: otherEC, kid: "nope"}),
-		"wrong audience":    e.id.token(t, tokenOpts{aud: baseURL + "/other"}),
-		"wrong issuer":      e.id.token(t, tokenOpts{iss: "https://evil.example"}),
-		"wrong typ":         e.id.token(t, tokenOpts{typ: "JWT"}),
-		"expired":           e.id.token(t, tokenOpts{exp: time.Now().Add(-time.Minute)}),
-		"id token typ":      e.id.token(t, tokenOpts{typ: "id+jwt"}),
+		"malformed":       "not-a-jwt",
+		"three garbage":   "a.b.c",
+		"tampered sig":    tampered,
+		"forged claims":   forged,
+		"alg none":        noneToken(),
+		"hs256":           e.id.token(t, tokenOpts{key: []byte("0123456789abcdef0123456789abcdef"), alg: jose.HS256}),
+		"wrong key ES256": e.id.token(t, tokenOpts{key: otherEC}),
+		"wrong key RS256": e.id.token(t, tokenOpts{key: otherRSA, alg: jose.RS256}),
+		"unknown kid":     e.id.token(t, tokenOpts{key: otherEC, kid: "nope"}),
+		"wrong audience":  e.id.token(t, tokenOpts{aud: baseURL + "/other"}),
+		"wrong issuer":    e.id.token(t, tokenOpts{iss: "https://evil.example"}),
+		"wrong typ":       e.id.token(t, tokenOpts{typ: "JWT"}),
+		"expired":         e.id.token(t, tokenOpts{exp: time.Now().Add(-time.Minute)}),
+		"id token typ":    e.id.token(t, tokenOpts{typ: "id+jwt"}),
 	}
 	challenge := regexp.MustCompile(`^Bearer error="invalid_token", error_description="[^"]+", resource_metadata="` + regexp.QuoteMeta(metadataURL) + `"$`)
 	for _, op := range g.g.Operations() {
@@ -228,7 +228,7 @@ func TestOrganizationBoundaryNeedsOrganizationRead(t *testing.T) {
 }
 
 func base64Decode(s string) ([]byte, error) { return jsonB64.DecodeString(s) }
-func base64Encode(b []byte) string        { return jsonB64.EncodeToString(b) }
+func base64Encode(b []byte) string          { return jsonB64.EncodeToString(b) }
 
 // sameShape compares two error answers ignoring the request id.
 func sameShape(t *testing.T, a, b response) {
