@@ -1,0 +1,47 @@
+package telemetry_test
+
+import (
+	"context"
+	"io"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/gofiber/fiber/v2"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
+	"partnerapi.dev/pkg/httpx"
+	"partnerapi.dev/pkg/telemetry"
+)
+
+func TestServerSpansAndMetrics(t *testing.T) {
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "")
+	exp := tracetest.NewInMemoryExporter()
+	tel, err := telemetry.Setup(context.Background(), "test", telemetry.Options{SpanExporter: exp})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tel.Shutdown(context.Background())
+	app := httpx.New(httpx.Options{Metrics: tel.Handler()}, func(r fiber.Router) {
+		r.Get("/v1/things/:id", func(c *fiber.Ctx) error { return c.SendString("ok") })
+	})
+	req := httptest.NewRequest("GET", "/v1/things/7", nil)
+	// A caller's trace context is continued, not replaced.
+	req.Header.Set("traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
+	if _, err := app.Test(req); err != nil {
+		t.Fatal(err)
+	}
+	spans := exp.GetSpans()
+	if len(spans) != 1 || spans[0].SpanContext.TraceID().String() != "4bf92f3577b34da6a3ce929d0e0e4736" {
+		t.Fatalf("spans: %+v", spans)
+	}
+	if otel.GetTextMapPropagator().Fields()[0] != "traceparent" {
+		t.Fatal("W3C propagator not installed")
+	}
+	resp, _ := app.Test(httptest.NewRequest("GET", "/metrics", nil))
+	body, _ := io.ReadAll(resp.Body)
+	if !strings.Contains(string(body), "http_server_request") || !strings.Contains(string(body), "go_goroutines") {
+		t.Fatalf("metrics missing: %.500s", body)
+	}
+}
