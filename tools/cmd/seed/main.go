@@ -2,16 +2,19 @@
 // running services through their admin and ingestion APIs.
 //
 //	seed [--seed 42] [--size demo|bench] --identity-url URL --orders-url URL
+//	seed --size bench --orders-out orders.ndjson   (then: orders import --file orders.ndjson)
 //
 // ADMIN_TOKEN (identity's admin API) and INGEST_TOKEN (orders ingestion) come
-// from the environment.
+// from the environment. --identity-url "" or --orders-url "" skips that part.
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"time"
 
@@ -25,26 +28,103 @@ func run(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("seed", flag.ContinueOnError)
 	seedValue := fs.Uint64("seed", 42, "seed of the random source: same seed, same data")
 	size := fs.String("size", string(seed.SizeDemo), "demo or bench")
-	identityURL := fs.String("identity-url", "http://127.0.0.1:8081", "identity service base URL")
+	identityURL := fs.String("identity-url", "http://127.0.0.1:8081", "identity service base URL (empty: skip the directory)")
+	ordersURL := fs.String("orders-url", "http://127.0.0.1:8082", "orders service base URL (empty: skip loading orders)")
+	ordersOut := fs.String("orders-out", "", "write the orders as NDJSON to this file ('-' for stdout) instead of loading them")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if *size != string(seed.SizeDemo) && *size != string(seed.SizeBench) {
 		return errors.New("--size must be demo or bench")
 	}
+	g := seed.Generator{Seed: *seedValue}
+	dir := g.GenerateDirectory(seed.Size(*size))
+	if *identityURL != "" && *ordersOut == "" {
+		if err := loadDirectory(ctx, g, dir, *identityURL); err != nil {
+			return err
+		}
+	}
+	switch {
+	case *ordersOut != "":
+		return writeOrders(g, dir, seed.Size(*size), *ordersOut)
+	case *ordersURL != "":
+		return loadOrders(ctx, g, dir, seed.Size(*size), *ordersURL)
+	}
+	return nil
+}
+
+func loadDirectory(ctx context.Context, g seed.Generator, dir seed.Directory, identityURL string) error {
 	adminToken := os.Getenv("ADMIN_TOKEN")
 	if adminToken == "" {
 		return errors.New("ADMIN_TOKEN must be set (identity's admin API token)")
 	}
-	g := seed.Generator{Seed: *seedValue}
-	client := seed.Client{}
-
 	start := time.Now()
-	dir := g.GenerateDirectory(seed.Size(*size))
-	if err := client.LoadDirectory(ctx, *identityURL, adminToken, dir); err != nil {
+	if err := (seed.Client{}).LoadDirectory(ctx, identityURL, adminToken, dir); err != nil {
 		return err
 	}
 	fmt.Fprintf(os.Stderr, "seed: directory: %d organizations, %d restaurants, %d users, %d partner clients (%s)\n",
 		len(dir.Organizations), len(dir.Restaurants), len(dir.Users), len(dir.PartnerClients), time.Since(start).Round(time.Millisecond))
 	return nil
+}
+
+func loadOrders(ctx context.Context, g seed.Generator, dir seed.Directory, size seed.Size, ordersURL string) error {
+	ingestToken := os.Getenv("INGEST_TOKEN")
+	if ingestToken == "" {
+		return errors.New("INGEST_TOKEN must be set (orders ingestion token)")
+	}
+	start := time.Now()
+	pr, pw := io.Pipe()
+	p := newProgress("orders")
+	go func() { pw.CloseWithError(g.GenerateOrders(dir, size, pw, p.report)) }()
+	if err := (seed.Client{}).LoadOrders(ctx, ordersURL, ingestToken, pr); err != nil {
+		pr.CloseWithError(err)
+		return err
+	}
+	p.done(time.Since(start))
+	return nil
+}
+
+func writeOrders(g seed.Generator, dir seed.Directory, size seed.Size, path string) error {
+	start := time.Now()
+	out := os.Stdout
+	if path != "-" {
+		f, err := os.Create(path)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		out = f
+	}
+	w := bufio.NewWriterSize(out, 1<<20)
+	p := newProgress("orders")
+	if err := g.GenerateOrders(dir, size, w, p.report); err != nil {
+		return err
+	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	p.done(time.Since(start))
+	return nil
+}
+
+// progress prints one updating line on stderr.
+type progress struct {
+	what        string
+	last        time.Time
+	done1, tot1 int
+}
+
+func newProgress(what string) *progress { return &progress{what: what} }
+
+func (p *progress) report(done, total int) {
+	p.done1, p.tot1 = done, total
+	if time.Since(p.last) < 200*time.Millisecond && done != total {
+		return
+	}
+	p.last = time.Now()
+	fmt.Fprintf(os.Stderr, "\rseed: %s %d/%d (%d%%)", p.what, done, total, 100*done/max(total, 1))
+}
+
+func (p *progress) done(took time.Duration) {
+	fmt.Fprintf(os.Stderr, "\rseed: %s %d/%d loaded in %s\n", p.what, p.done1, p.tot1, took.Round(time.Millisecond))
 }
