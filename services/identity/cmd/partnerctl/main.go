@@ -1,0 +1,354 @@
+// Command partnerctl is the operator's tool for the identity service: it
+// registers and approves partner clients, creates users, organizations and
+// restaurants, lists and revokes grants, rotates signing keys, and runs the
+// real authorization code + PKCE flow to print a demo token.
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"os/signal"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"partnerapi.dev/services/identity/internal/flow"
+)
+
+const usage = `partnerctl talks to the identity service's admin API.
+
+Usage:
+  partnerctl clients register --client-id ID --name NAME [--type public|confidential] --redirect-uri URI... --scope SCOPE... [--approve]
+  partnerctl clients approve|suspend CLIENT_ID
+  partnerctl clients list
+  partnerctl users create --email EMAIL --name NAME --password PW [--id UUID]
+  partnerctl orgs create --name NAME --registered-name NAME --business-id ID [--id UUID]
+  partnerctl restaurants create --name NAME --time-zone TZ --day-start-hour H --currency EUR --country FI --registered-name NAME --business-id ID [--org UUID...] [--id UUID]
+  partnerctl memberships create --user UUID (--restaurant UUID | --org UUID) --role owner|admin
+  partnerctl grants list [--client-id ID] [--user-id UUID]
+  partnerctl grants revoke GRANT_ID
+  partnerctl keys rotate
+  partnerctl token --base-url URL --email EMAIL --password PW --client-id ID [--client-secret S] [--redirect-uri URI] [--scope "a b"] [--restaurant UUID | --organization UUID...] [--json]
+
+Every admin command takes --url (default http://127.0.0.1:8081) and --admin-token (default $ADMIN_TOKEN).
+`
+
+type list []string
+
+func (l *list) String() string     { return strings.Join(*l, ",") }
+func (l *list) Set(v string) error { *l = append(*l, v); return nil }
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	err := run(ctx, os.Args[1:], os.Stdout)
+	stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "error:", err)
+		os.Exit(1)
+	}
+}
+
+type adminClient struct {
+	base, token string
+	out         io.Writer
+}
+
+func adminFlags(fs *flag.FlagSet) *adminClient {
+	a := &adminClient{}
+	fs.StringVar(&a.base, "url", envOr("IDENTITY_ADMIN_URL", "http://127.0.0.1:8081"), "identity admin base URL")
+	fs.StringVar(&a.token, "admin-token", os.Getenv("ADMIN_TOKEN"), "operator token (or $ADMIN_TOKEN)")
+	return a
+}
+
+func envOr(k, d string) string {
+	if v := os.Getenv(k); v != "" {
+		return v
+	}
+	return d
+}
+
+func (a *adminClient) do(ctx context.Context, method, path string, body any) (json.RawMessage, error) {
+	if a.token == "" {
+		return nil, errors.New("set --admin-token or ADMIN_TOKEN")
+	}
+	var r io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		r = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, strings.TrimRight(a.base, "/")+path, r)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+a.token)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := (&http.Client{Timeout: time.Minute}).Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode >= 300 {
+		var env struct {
+			Error            string `json:"error"`
+			Message          string `json:"message"`
+			ErrorDescription string `json:"error_description"`
+		}
+		_ = json.Unmarshal(b, &env)
+		msg := env.Message
+		if msg == "" {
+			msg = env.ErrorDescription
+		}
+		return nil, fmt.Errorf("%s %s: %d %s: %s", method, path, resp.StatusCode, env.Error, msg)
+	}
+	var wrapped struct {
+		Data json.RawMessage `json:"data"`
+	}
+	if json.Unmarshal(b, &wrapped) == nil && wrapped.Data != nil {
+		return wrapped.Data, nil
+	}
+	return b, nil
+}
+
+func (a *adminClient) print(data json.RawMessage) error {
+	var v any
+	_ = json.Unmarshal(data, &v)
+	enc := json.NewEncoder(a.out)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func run(ctx context.Context, args []string, out io.Writer) error {
+	if len(args) < 1 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		fmt.Fprint(out, usage)
+		return nil
+	}
+	if args[0] == "token" {
+		return token(ctx, args[1:], out)
+	}
+	if len(args) < 2 {
+		return fmt.Errorf("%s needs a subcommand\n\n%s", args[0], usage)
+	}
+	cmd := args[0] + " " + args[1]
+	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
+	a := adminFlags(fs)
+	a.out = out
+	var (
+		id, name, typ, email, password, regName, businessID, tz, currency, country, user, restaurant, org, role, clientID, userID string
+		dayStart                                                                                                                 int
+		redirects, scopes, orgs                                                                                                  list
+		approve                                                                                                                  bool
+	)
+	switch cmd {
+	case "clients register":
+		fs.StringVar(&id, "client-id", "", "client id")
+		fs.StringVar(&name, "name", "", "partner name shown on the consent page")
+		fs.StringVar(&typ, "type", "public", "public or confidential")
+		fs.Var(&redirects, "redirect-uri", "exact redirect URI (repeat)")
+		fs.Var(&scopes, "scope", "allowed scope (repeat, or space separated)")
+		fs.BoolVar(&approve, "approve", false, "approve at once")
+	case "users create":
+		fs.StringVar(&id, "id", "", "user id (default: generated)")
+		fs.StringVar(&email, "email", "", "email")
+		fs.StringVar(&name, "name", "", "name")
+		fs.StringVar(&password, "password", "", "password")
+	case "orgs create":
+		fs.StringVar(&id, "id", "", "organization id (default: generated)")
+		fs.StringVar(&name, "name", "", "name")
+		fs.StringVar(&regName, "registered-name", "", "registered name")
+		fs.StringVar(&businessID, "business-id", "", "business id")
+	case "restaurants create":
+		fs.StringVar(&id, "id", "", "restaurant id (default: generated)")
+		fs.StringVar(&name, "name", "", "name")
+		fs.StringVar(&tz, "time-zone", "", "IANA time zone")
+		fs.IntVar(&dayStart, "day-start-hour", 0, "hour the business day starts (0-23)")
+		fs.StringVar(&currency, "currency", "EUR", "ISO 4217 currency")
+		fs.StringVar(&country, "country", "", "ISO 3166-1 alpha-2 country")
+		fs.StringVar(&regName, "registered-name", "", "registered name")
+		fs.StringVar(&businessID, "business-id", "", "business id")
+		fs.Var(&orgs, "org", "organization id (repeat)")
+	case "memberships create":
+		fs.StringVar(&user, "user", "", "user id")
+		fs.StringVar(&restaurant, "restaurant", "", "restaurant id")
+		fs.StringVar(&org, "org", "", "organization id")
+		fs.StringVar(&role, "role", "owner", "owner or admin")
+	case "grants list":
+		fs.StringVar(&clientID, "client-id", "", "filter by client")
+		fs.StringVar(&userID, "user-id", "", "filter by user")
+	}
+	if err := fs.Parse(args[2:]); err != nil {
+		return err
+	}
+	pos := fs.Args()
+	one := func() (string, error) {
+		if len(pos) != 1 {
+			return "", fmt.Errorf("%s needs exactly one id", cmd)
+		}
+		return url.PathEscape(pos[0]), nil
+	}
+	switch cmd {
+	case "clients register":
+		var sc []string
+		for _, s := range scopes {
+			sc = append(sc, strings.Fields(s)...)
+		}
+		status := "pending"
+		if approve {
+			status = "approved"
+		}
+		d, err := a.do(ctx, http.MethodPost, "/admin/v1/clients", map[string]any{"clientId": id, "name": name, "type": typ, "redirectUris": []string(redirects), "allowedScopes": sc, "status": status})
+		if err != nil {
+			return err
+		}
+		return a.print(d)
+	case "clients approve", "clients suspend":
+		cid, err := one()
+		if err != nil {
+			return err
+		}
+		d, err := a.do(ctx, http.MethodPost, "/admin/v1/clients/"+cid+"/"+args[1], nil)
+		if err != nil {
+			return err
+		}
+		return a.print(d)
+	case "clients list":
+		d, err := a.do(ctx, http.MethodGet, "/admin/v1/clients", nil)
+		if err != nil {
+			return err
+		}
+		var cs []struct {
+			ClientID, Name, Type, Status string
+			RedirectURIs                 []string `json:"redirectUris"`
+			AllowedScopes                []string
+		}
+		_ = json.Unmarshal(d, &cs)
+		tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "CLIENT ID\tNAME\tTYPE\tSTATUS\tREDIRECT URIS\tSCOPES")
+		for _, c := range cs {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", c.ClientID, c.Name, c.Type, c.Status, strings.Join(c.RedirectURIs, " "), strings.Join(c.AllowedScopes, " "))
+		}
+		return tw.Flush()
+	case "users create":
+		d, err := a.do(ctx, http.MethodPost, "/admin/v1/users", map[string]any{"userId": id, "email": email, "name": name, "password": password})
+		if err != nil {
+			return err
+		}
+		return a.print(d)
+	case "orgs create":
+		d, err := a.do(ctx, http.MethodPost, "/admin/v1/organizations", map[string]any{"organizationId": id, "name": name, "registeredName": regName, "businessId": businessID})
+		if err != nil {
+			return err
+		}
+		return a.print(d)
+	case "restaurants create":
+		if orgs == nil {
+			orgs = list{}
+		}
+		d, err := a.do(ctx, http.MethodPost, "/admin/v1/restaurants", map[string]any{"restaurantId": id, "name": name, "timeZone": tz, "dayStartHour": dayStart,
+			"currency": currency, "country": country, "registeredName": regName, "businessId": businessID, "organizationIds": []string(orgs)})
+		if err != nil {
+			return err
+		}
+		return a.print(d)
+	case "memberships create":
+		body := map[string]any{"userId": user, "role": role, "restaurantId": nil, "organizationId": nil}
+		if restaurant != "" {
+			body["restaurantId"] = restaurant
+		}
+		if org != "" {
+			body["organizationId"] = org
+		}
+		d, err := a.do(ctx, http.MethodPost, "/admin/v1/memberships", body)
+		if err != nil {
+			return err
+		}
+		return a.print(d)
+	case "grants list":
+		q := url.Values{}
+		if clientID != "" {
+			q.Set("clientId", clientID)
+		}
+		if userID != "" {
+			q.Set("userId", userID)
+		}
+		d, err := a.do(ctx, http.MethodGet, "/admin/v1/grants?"+q.Encode(), nil)
+		if err != nil {
+			return err
+		}
+		var gs []struct {
+			GrantID, ClientID, UserID, Boundary, Status, ExpiresAt string
+			Scopes                                                 []string
+		}
+		_ = json.Unmarshal(d, &gs)
+		tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "GRANT ID\tCLIENT\tUSER\tBOUNDARY\tSTATUS\tEXPIRES\tSCOPES")
+		for _, g := range gs {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", g.GrantID, g.ClientID, g.UserID, g.Boundary, g.Status, g.ExpiresAt, strings.Join(g.Scopes, " "))
+		}
+		return tw.Flush()
+	case "grants revoke":
+		gid, err := one()
+		if err != nil {
+			return err
+		}
+		d, err := a.do(ctx, http.MethodPost, "/admin/v1/grants/"+gid+"/revoke", nil)
+		if err != nil {
+			return err
+		}
+		return a.print(d)
+	case "keys rotate":
+		d, err := a.do(ctx, http.MethodPost, "/admin/v1/keys/rotate", nil)
+		if err != nil {
+			return err
+		}
+		return a.print(d)
+	}
+	return fmt.Errorf("unknown command %q\n\n%s", cmd, usage)
+}
+
+func token(ctx context.Context, args []string, out io.Writer) error {
+	fs := flag.NewFlagSet("token", flag.ContinueOnError)
+	var o flow.Options
+	var orgs list
+	var asJSON bool
+	fs.StringVar(&o.BaseURL, "base-url", "http://127.0.0.1:8080", "public base URL of identity or the gateway")
+	fs.StringVar(&o.Email, "email", "", "demo user's email")
+	fs.StringVar(&o.Password, "password", os.Getenv("DEMO_PASSWORD"), "demo user's password (or $DEMO_PASSWORD)")
+	fs.StringVar(&o.ClientID, "client-id", "", "partner client id")
+	fs.StringVar(&o.ClientSecret, "client-secret", os.Getenv("CLIENT_SECRET"), "secret of a confidential client (or $CLIENT_SECRET)")
+	fs.StringVar(&o.RedirectURI, "redirect-uri", "http://127.0.0.1:8976/callback", "registered redirect URI")
+	fs.StringVar(&o.Scope, "scope", "", "space-separated scopes (default: the server's default scope)")
+	fs.StringVar(&o.Restaurant, "restaurant", "", "approve this restaurant")
+	fs.Var(&orgs, "organization", "approve this organization (repeat)")
+	fs.BoolVar(&asJSON, "json", false, "print JSON")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	o.Organizations = orgs
+	if o.Email == "" || o.Password == "" || o.ClientID == "" {
+		return errors.New("token needs --email, --password and --client-id")
+	}
+	res, err := flow.Authorize(ctx, o)
+	if err != nil {
+		return err
+	}
+	tok, err := flow.Exchange(ctx, o, res)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		return json.NewEncoder(out).Encode(tok)
+	}
+	fmt.Fprintf(out, "access_token:  %s\nrefresh_token: %s\nexpires_in:    %d s (at %s)\nscope:         %s\n", tok.AccessToken, tok.RefreshToken, tok.ExpiresIn, tok.ExpiresAt, tok.Scope)
+	return nil
+}
