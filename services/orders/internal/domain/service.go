@@ -1,8 +1,15 @@
 package domain
 
 import (
+	"bufio"
+	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"io"
+	"runtime"
+	"sync"
+	"time"
 )
 
 // Ingestion reads NDJSON order records and stores them in batches.
@@ -15,35 +22,148 @@ type Ingestion struct {
 
 // Ingest validates every record and stores them. With BatchSize 0 nothing is
 // stored unless every line is valid; a later record of the same order id
-// replaces an earlier one.
+// replaces an earlier one. With a BatchSize, batches are parsed in parallel
+// and stored one after another in input order; an error stops at the first
+// bad batch (earlier batches stay stored).
 func (in Ingestion) Ingest(ctx context.Context, r io.Reader, progress func(stored int)) (int, error) {
-	var batch []Order
-	stored := 0
-	flush := func() error {
-		if len(batch) == 0 {
+	if in.BatchSize <= 0 {
+		var batch []Order
+		if err := ParseRecords(r, func(_ int, o Order) error {
+			batch = append(batch, o)
 			return nil
+		}); err != nil {
+			return 0, err
+		}
+		if len(batch) == 0 {
+			return 0, nil
 		}
 		if err := in.Repo.Replace(ctx, dedupe(batch)); err != nil {
-			return err
+			return 0, err
 		}
-		stored += len(batch)
-		batch = batch[:0]
+		if progress != nil {
+			progress(len(batch))
+		}
+		return len(batch), nil
+	}
+	return in.pipeline(ctx, r, progress)
+}
+
+type chunk struct {
+	firstLine int
+	raw       [][]byte
+	orders    []Order
+	err       error
+	parsed    chan struct{}
+}
+
+func (in Ingestion) pipeline(ctx context.Context, r io.Reader, progress func(stored int)) (int, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	workers := max(1, runtime.GOMAXPROCS(0))
+	chunks := make(chan *chunk, workers*2) // in input order, to the writer
+	work := make(chan *chunk, workers*2)   // to the parsers
+	var readErr error
+	go func() {
+		defer close(chunks)
+		defer close(work)
+		br := bufio.NewReaderSize(r, 4<<20)
+		line := 0
+		c := &chunk{firstLine: 1, parsed: make(chan struct{})}
+		send := func() bool {
+			select {
+			case chunks <- c:
+			case <-ctx.Done():
+				return false
+			}
+			work <- c
+			c = &chunk{firstLine: line + 1, parsed: make(chan struct{})}
+			return true
+		}
+		for {
+			raw, err := br.ReadBytes('\n')
+			line++
+			c.raw = append(c.raw, raw)
+			if len(c.raw) >= in.BatchSize {
+				if !send() {
+					return
+				}
+			}
+			if errors.Is(err, io.EOF) {
+				if len(c.raw) > 0 {
+					send()
+				}
+				return
+			}
+			if err != nil {
+				readErr = err
+				cancel()
+				return
+			}
+		}
+	}()
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			locs := map[string]*time.Location{}
+			for c := range work {
+				c.orders = make([]Order, 0, len(c.raw))
+				for i, raw := range c.raw {
+					if len(bytes.TrimSpace(raw)) == 0 {
+						continue
+					}
+					o, err := ParseRecord(raw, locs)
+					if err != nil {
+						n := c.firstLine + i
+						var inv *InvalidError
+						if errors.As(err, &inv) {
+							err = &InvalidError{Field: fmt.Sprintf("line %d: %s", n, inv.Field), Message: fmt.Sprintf("line %d: %s", n, inv.Message)}
+						}
+						c.err = err
+						break
+					}
+					c.orders = append(c.orders, o)
+				}
+				c.raw = nil
+				close(c.parsed)
+			}
+		}()
+	}
+	stored := 0
+	var err error
+	for c := range chunks {
+		if err != nil {
+			continue // drain
+		}
+		select {
+		case <-c.parsed:
+		case <-ctx.Done():
+			err = ctx.Err()
+			continue
+		}
+		if c.err != nil {
+			err = c.err
+			cancel()
+			continue
+		}
+		if len(c.orders) == 0 {
+			continue
+		}
+		if err = in.Repo.Replace(ctx, dedupe(c.orders)); err != nil {
+			cancel()
+			continue
+		}
+		stored += len(c.orders)
 		if progress != nil {
 			progress(stored)
 		}
-		return nil
 	}
-	err := ParseRecords(r, func(_ int, o Order) error {
-		batch = append(batch, o)
-		if in.BatchSize > 0 && len(batch) >= in.BatchSize {
-			return flush()
-		}
-		return nil
-	})
-	if err != nil {
-		return stored, err
+	wg.Wait()
+	if err == nil && readErr != nil {
+		err = readErr
 	}
-	return stored, flush()
+	return stored, err
 }
 
 // dedupe keeps the last state of each order.
