@@ -20,7 +20,7 @@ func (m *memRepo) Replace(_ context.Context, orders []Order) error {
 	m.batches = append(m.batches, orders)
 	return nil
 }
-func (m *memRepo) Search(context.Context, Filter) (Page, error)        { return Page{}, nil }
+func (m *memRepo) Search(context.Context, Filter) (Page, error)       { return Page{}, nil }
 func (m *memRepo) Get(context.Context, string, string) (Order, error) { return Order{}, ErrNotFound }
 
 func record(id string, total int) string {
