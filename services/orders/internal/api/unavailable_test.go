@@ -1,0 +1,41 @@
+package api_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"net/http"
+	"strings"
+	"testing"
+
+	"partnerapi.dev/pkg/config"
+	"partnerapi.dev/pkg/cursor"
+	"partnerapi.dev/pkg/database"
+	"partnerapi.dev/pkg/internalctx"
+	"partnerapi.dev/services/orders/internal/api"
+	"partnerapi.dev/services/orders/internal/store"
+)
+
+// With the database unreachable, reads answer 503 service_unavailable and
+// ingestion 503 capability_disabled, with no internals in the body.
+func TestDatabaseUnavailable(t *testing.T) {
+	ctx := context.Background()
+	db, err := database.Open(ctx, database.Config{URL: config.Secret("postgres://postgres@127.0.0.1:1/none?sslmode=disable&connect_timeout=2")}, "orders")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close(ctx)
+	keys, _ := internalctx.ParseKeys("k1:" + base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{7}, 32)))
+	h := &api.Handlers{Repo: &store.Store{DB: db.SQL}, Cursors: cursor.New(bytes.Repeat([]byte{9}, 32)), Keys: keys, IngestToken: token}
+	e := &env{t: t, app: h.App(nil, nil), keys: keys}
+	for _, path := range []string{base, base + "/o1", base + "?order_id=o1"} {
+		status, body := e.get(path, helsinki)
+		if status != http.StatusServiceUnavailable || body["error"] != "service_unavailable" {
+			t.Fatalf("%s: %d %v", path, status, body)
+		}
+	}
+	status, raw := e.ingestRaw(ndjson(order(helsinki, "u1", hel(2026, 3, 10, 12, 0))))
+	if status != http.StatusServiceUnavailable || !strings.Contains(string(raw), "capability_disabled") || strings.Contains(string(raw), "127.0.0.1") {
+		t.Fatalf("ingest: %d %s", status, raw)
+	}
+}
