@@ -1,0 +1,124 @@
+package apispec_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/getkin/kin-openapi/openapi3"
+
+	"partnerapi.dev/pkg/apispec"
+	"partnerapi.dev/pkg/apispec/internal/specgen"
+)
+
+func TestDocumentLoadsAndValidatesAsOpenAPI31(t *testing.T) {
+	doc, err := apispec.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !doc.IsOpenAPI31OrLater() {
+		t.Fatalf("openapi %q", doc.OpenAPI)
+	}
+	if err := doc.Validate(context.Background(), openapi3.EnableSchemaFormatValidation(), openapi3.EnableExamplesValidation()); err != nil {
+		t.Fatal(err)
+	}
+	ops := 0
+	for path, item := range doc.Paths.Map() {
+		for method, op := range item.Operations() {
+			ops++
+			if op.OperationID == "" || op.Summary == "" {
+				t.Errorf("%s %s lacks operationId or summary", method, path)
+			}
+			if !strings.HasPrefix(path, "/v1/") || path == "/v1/openapi.json" {
+				continue
+			}
+			if op.Security == nil || len(*op.Security) == 0 {
+				t.Errorf("%s %s has no security requirement", method, path)
+			}
+			for _, code := range []string{"401", "403", "429", "503"} {
+				if op.Responses.Value(code) == nil {
+					t.Errorf("%s %s lacks response %s", method, path, code)
+				}
+			}
+			for code, r := range op.Responses.Map() {
+				if r.Value.Headers["X-Request-Id"] == nil || r.Value.Headers["RateLimit-Policy"] == nil {
+					t.Errorf("%s %s response %s lacks X-Request-Id or RateLimit-Policy", method, path, code)
+				}
+			}
+		}
+	}
+	if ops != 24 {
+		t.Errorf("%d operations documented, want 22 partner operations + 2 metadata", ops)
+	}
+}
+
+func TestEmbeddedJSONIsGeneratedFromTheYAMLSource(t *testing.T) {
+	src, err := os.ReadFile("openapi.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := specgen.Convert(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(want, apispec.JSON()) {
+		t.Fatal("openapi.json is stale: run `go generate ./apispec` in pkg/")
+	}
+}
+
+func TestValidateResponse(t *testing.T) {
+	rid := "11111111-1111-4111-8111-111111111111"
+	okHeaders := http.Header{"X-Request-Id": {"req-1"}, "Ratelimit-Policy": {`"partner";q=60;w=60`}, "Ratelimit": {`"partner";r=59;t=1`}, "Content-Type": {"application/json"}}
+	errHeaders := http.Header{"X-Request-Id": {"req-1"}, "Ratelimit-Policy": {`"partner";q=60;w=60`}, "Content-Type": {"application/json"}}
+	page := map[string]any{"data": map[string]any{
+		"restaurantId": rid, "searchScope": "date_range", "currency": "EUR", "truncated": false, "nextCursor": nil,
+		"period":  map[string]any{"startDate": "2026-01-01", "endDate": "2026-01-31", "timeZone": "Europe/Helsinki", "dayStartHour": 4},
+		"matches": []any{map[string]any{"orderId": "o-1", "occurredAt": "2026-01-02T10:00:00Z", "businessDate": "2026-01-02", "status": "paid", "totalAmountMinor": 1250, "items": []any{}, "itemsTruncated": false}},
+	}}
+	good, _ := json.Marshal(page)
+	q := url.Values{"start_date": {"2026-01-01"}, "end_date": {"2026-01-31"}}
+	apispec.ValidateResponse(t, "GET", "/v1/restaurants/"+rid+"/orders", q, 200, okHeaders, good)
+	apispec.ValidateResponse(t, "GET", "/v1/restaurants/"+rid+"/orders", nil, 404, errHeaders, []byte(`{"error":"not_found","request_id":"req-1","message":"The requested resource does not exist or is outside the authorization."}`))
+	apispec.ValidateResponse(t, "POST", "/v1/restaurants/"+rid+"/menus", nil, 503, errHeaders, []byte(`{"error":"capability_disabled","request_id":"req-1","message":"off"}`))
+
+	page["data"].(map[string]any)["matches"].([]any)[0].(map[string]any)["status"] = "lost"
+	bad, _ := json.Marshal(page)
+	if err := apispec.CheckResponse("GET", "/v1/restaurants/"+rid+"/orders", nil, 200, okHeaders, bad); err == nil {
+		t.Error("an unknown order status passed")
+	}
+	if err := apispec.CheckResponse("GET", "/v1/restaurants/"+rid+"/orders", nil, 404, okHeaders, []byte(`{"message":"x"}`)); err == nil {
+		t.Error("an error body without error and request_id passed")
+	}
+	if err := apispec.CheckResponse("GET", "/v1/restaurants/"+rid+"/orders", nil, 200, http.Header{"Content-Type": {"application/json"}}, good); err == nil {
+		t.Error("a response without X-Request-Id passed")
+	}
+	if err := apispec.CheckResponse("GET", "/v1/nothing", nil, 200, okHeaders, good); err == nil {
+		t.Error("an undocumented path passed")
+	}
+}
+
+func TestCheckRequestEnforcesBounds(t *testing.T) {
+	rid := "11111111-1111-4111-8111-111111111111"
+	h := http.Header{"Content-Type": {"application/json"}}
+	if err := apispec.CheckRequest("GET", "/v1/restaurants/"+rid+"/orders", url.Values{"limit": {"20"}}, h, nil); err != nil {
+		t.Errorf("limit 20: %v", err)
+	}
+	if err := apispec.CheckRequest("GET", "/v1/restaurants/"+rid+"/orders", url.Values{"limit": {"21"}}, h, nil); err == nil {
+		t.Error("limit 21 passed")
+	}
+	if err := apispec.CheckRequest("GET", "/v1/restaurants/"+rid+"/orders", url.Values{"start_time": {"24:00"}}, h, nil); err == nil {
+		t.Error("start_time 24:00 passed")
+	}
+	body := []byte(`{"name":"Lunch","idempotencyKey":"66666666-6666-4666-8666-666666666666"}`)
+	if err := apispec.CheckRequest("POST", "/v1/restaurants/"+rid+"/menus", nil, h, body); err != nil {
+		t.Errorf("create menu: %v", err)
+	}
+	if err := apispec.CheckRequest("POST", "/v1/restaurants/"+rid+"/menus", nil, h, []byte(`{"name":"","idempotencyKey":"x"}`)); err == nil {
+		t.Error("empty name and bad key passed")
+	}
+}

@@ -1,0 +1,109 @@
+package apispec
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"net/url"
+	"sync"
+	"testing"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers"
+	"github.com/getkin/kin-openapi/routers/gorillamux"
+)
+
+var (
+	routerOnce sync.Once
+	router     routers.Router
+	routerErr  error
+)
+
+// pathRouter finds operations by method and concrete path, whatever host a
+// test server runs on.
+func pathRouter() (routers.Router, error) {
+	routerOnce.Do(func() {
+		doc, err := Load()
+		if err != nil {
+			routerErr = err
+			return
+		}
+		local := *doc
+		local.Servers = openapi3.Servers{{URL: "/"}}
+		router, routerErr = gorillamux.NewRouter(&local)
+	})
+	return router, routerErr
+}
+
+// ValidateResponse fails t unless the response (status, headers, body) of
+// method on path (a concrete path such as /v1/restaurants/<uuid>/orders, with
+// its query) is one the OpenAPI document allows for that operation.
+// Services call it from their handler tests with what their server answered.
+func ValidateResponse(t testing.TB, method, path string, query url.Values, status int, header http.Header, body []byte) {
+	t.Helper()
+	if err := CheckResponse(method, path, query, status, header, body); err != nil {
+		t.Errorf("response of %s %s does not match the OpenAPI document: %v\nbody: %s", method, path, err, truncate(body))
+	}
+}
+
+// CheckResponse is ValidateResponse returning the mismatch as an error.
+func CheckResponse(method, path string, query url.Values, status int, header http.Header, body []byte) error {
+	r, err := pathRouter()
+	if err != nil {
+		return err
+	}
+	u := &url.URL{Path: path, RawQuery: query.Encode()}
+	req, err := http.NewRequest(method, u.String(), nil)
+	if err != nil {
+		return err
+	}
+	route, params, err := r.FindRoute(req)
+	if err != nil {
+		return err
+	}
+	if header == nil {
+		header = http.Header{}
+	}
+	in := &openapi3filter.ResponseValidationInput{
+		RequestValidationInput: &openapi3filter.RequestValidationInput{Request: req, PathParams: params, Route: route},
+		Status:                 status,
+		Header:                 header,
+		Body:                   io.NopCloser(bytes.NewReader(body)),
+		Options:                &openapi3filter.Options{IncludeResponseStatus: true, MultiError: true},
+	}
+	return openapi3filter.ValidateResponse(context.Background(), in)
+}
+
+// CheckRequest validates a request (parameters and body) against the
+// document, for tests of clients and of request bounds.
+func CheckRequest(method, path string, query url.Values, header http.Header, body []byte) error {
+	r, err := pathRouter()
+	if err != nil {
+		return err
+	}
+	u := &url.URL{Path: path, RawQuery: query.Encode()}
+	req, err := http.NewRequest(method, u.String(), bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	for k, vs := range header {
+		req.Header[k] = vs
+	}
+	route, params, err := r.FindRoute(req)
+	if err != nil {
+		return err
+	}
+	return openapi3filter.ValidateRequest(context.Background(), &openapi3filter.RequestValidationInput{
+		Request: req, PathParams: params, Route: route,
+		Options: &openapi3filter.Options{MultiError: true, AuthenticationFunc: openapi3filter.NoopAuthenticationFunc},
+	})
+}
+
+func truncate(b []byte) string {
+	if len(b) > 2000 {
+		return string(b[:2000]) + "…"
+	}
+	return string(b)
+}
