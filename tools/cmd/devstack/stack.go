@@ -60,6 +60,7 @@ type stack struct {
 	seedValue           uint64
 	infra               []*localinfra.Server
 	children            []*child
+	browser             *browserFlow
 	externalDB, externR bool
 }
 
@@ -182,7 +183,11 @@ func ensureDatabase(ctx context.Context, adminURL, name string) error {
 
 // seedOnce loads the demo data set the first time this database is used.
 func (s *stack) seedOnce(ctx context.Context) error {
-	sum := sha256.Sum256(fmt.Appendf(nil, "%s|%d", redactPassword(s.databaseURL), s.seedValue))
+	where := "local"
+	if s.externalDB {
+		where = redactPassword(s.databaseURL)
+	}
+	sum := sha256.Sum256(fmt.Appendf(nil, "%s|%d", where, s.seedValue))
 	marker := filepath.Join(s.dir, "seeded-"+hex.EncodeToString(sum[:6]))
 	if _, err := os.Stat(marker); err == nil {
 		logf("demo data already loaded")
@@ -216,6 +221,11 @@ func (s *stack) printWelcome(ctx context.Context) error {
 	}
 	access, _ := tok["access_token"].(string)
 	restaurant := seed.Generator{Seed: s.seedValue}.ID("restaurant/kahvila-aalto")
+	browser := "  (port of " + seed.DemoRedirectURI + " is taken: the browser flow is not offered)\n"
+	if f := newBrowserFlow(s.baseURL); f.Start() == nil {
+		s.browser = f
+		browser = fmt.Sprintf("  Open this in a browser, sign in with a demo account and approve; the demo partner's\n  callback page then shows the code exchanged for a token:\n\n  %s\n", f.AuthorizeURL())
+	}
 	fmt.Printf(`
 Restaurant Partner API is running at %[1]s
 
@@ -234,8 +244,11 @@ Try:
   curl -s -H "Authorization: Bearer $TOKEN" "%[1]s/v1/restaurants/%[8]s/orders?limit=3"
   curl -s %[1]s/.well-known/oauth-authorization-server
 
+Approve the demo partner yourself:
+
+%[9]s
 Press Ctrl-C to stop.
-`, s.baseURL, access, seed.OwnerEmail, seed.AdminEmail, seed.DemoPassword, seed.DemoClientID, seed.DemoRedirectURI, restaurant)
+`, s.baseURL, access, seed.OwnerEmail, seed.AdminEmail, seed.DemoPassword, seed.DemoClientID, seed.DemoRedirectURI, restaurant, browser)
 	return nil
 }
 
@@ -249,6 +262,9 @@ func (s *stack) anyExit() <-chan *child {
 
 // stop ends the processes in reverse start order, then Redis and Postgres.
 func (s *stack) stop() {
+	if s.browser != nil {
+		s.browser.Stop()
+	}
 	for i := len(s.children) - 1; i >= 0; i-- {
 		s.children[i].stop()
 	}
