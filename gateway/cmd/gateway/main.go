@@ -6,6 +6,11 @@ package main
 import (
 	"context"
 	"fmt"
+	"log/slog"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"partnerapi.dev/gateway/internal/config"
 	"partnerapi.dev/gateway/internal/observability"
@@ -34,6 +39,7 @@ func run(ctx context.Context, args []string) error {
 	if err != nil {
 		return fmt.Errorf("telemetry: %w", err)
 	}
+	redis.SetLogger(&quietRedisLog{})
 	rdb, err := redisconn.Open(cfg.RedisURL.Reveal())
 	if err != nil {
 		return err
@@ -46,4 +52,15 @@ func run(ctx context.Context, args []string) error {
 		lifecycle.Closer{Name: "redis", Fn: func(context.Context) error { return rdb.Close() }},
 		lifecycle.Closer{Name: "telemetry", Fn: tel.Shutdown},
 	)
+}
+
+// quietRedisLog passes go-redis's own log lines (one per failed dial while
+// Redis is down) on at most every 10 s; the limiter logs the fallback itself.
+type quietRedisLog struct{ last atomic.Int64 }
+
+func (l *quietRedisLog) Printf(_ context.Context, format string, v ...any) {
+	now := time.Now().UnixNano()
+	if last := l.last.Load(); now-last > int64(10*time.Second) && l.last.CompareAndSwap(last, now) {
+		slog.Warn("redis client: " + fmt.Sprintf(format, v...))
+	}
 }

@@ -94,6 +94,6 @@ func TestGatewayAnswersMatchTheOpenAPIDocument(t *testing.T) {
 		}
 		check(c.method, c.path, r)
 	}
-	big := g.http(t, "POST", "/v1/restaurants/"+restA+"/menus", tok, bytes.NewReader(make([]byte, 1<<20+1)))
+	big := g.http(t, "POST", "/v1/restaurants/"+restA+"/menus", tok, bytes.NewReader(make([]byte, 1<<20+1)), "Expect", "100-continue")
 	check("POST", "/v1/restaurants/"+restA+"/menus", big)
 }

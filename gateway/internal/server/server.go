@@ -146,6 +146,10 @@ func (g *Gateway) register(r fiber.Router) {
 	r.Get("/.well-known/oauth-authorization-server", g.oauth)
 	r.All("/oauth2/*", g.oauth)
 	for _, op := range g.ops {
+		if op.Method == fiber.MethodGet {
+			r.Get(op.FiberPath(), g.operation(op)) // GET and HEAD
+			continue
+		}
 		r.Add(op.Method, op.FiberPath(), g.operation(op))
 	}
 }
@@ -295,6 +299,12 @@ func setDeprecation(c *fiber.Ctx, d *routes.Deprecation) {
 // organization boundary, upstream availability; then the request is proxied.
 func (g *Gateway) operation(op routes.Operation) fiber.Handler {
 	return func(c *fiber.Ctx) error {
+		if ambiguousPath(c.Path()) {
+			// The route matched the raw path; a service could resolve dot
+			// segments or encoded slashes to another resource than the one
+			// checked here, so such paths are refused like unknown ones.
+			return httpx.NotFound()
+		}
 		if op.Deprecation != nil {
 			setDeprecation(c, op.Deprecation)
 		}
@@ -397,6 +407,9 @@ func (g *Gateway) boundary(c *fiber.Ctx, op routes.Operation, grant *grants.Gran
 	if r == nil {
 		return httpx.NotFound()
 	}
+	if len(c.Context().QueryArgs().PeekMulti("organization_id")) > 1 {
+		return httpx.BadRequest("Pass organization_id at most once.")
+	}
 	orgParam := strings.ToLower(c.Query("organization_id"))
 	if orgParam != "" && !isUUID(orgParam) {
 		return httpx.BadRequest("organization_id must be an organizationId (a UUID) returned by GET /v1/organizations.")
@@ -423,6 +436,18 @@ func (g *Gateway) boundary(c *fiber.Ctx, op routes.Operation, grant *grants.Gran
 	}
 	ic.Tenant = &internalctx.Tenant{ID: r.RestaurantID, TimeZone: r.TimeZone, DayStartHour: r.DayStartHour, Currency: r.Currency, Country: r.Country}
 	return nil
+}
+
+// ambiguousPath reports dot segments and encoded slashes, backslashes or
+// dots, which different HTTP stacks resolve differently.
+func ambiguousPath(p string) bool {
+	for _, seg := range strings.Split(p, "/") {
+		if seg == "." || seg == ".." {
+			return true
+		}
+	}
+	lp := strings.ToLower(p)
+	return strings.Contains(lp, "%2f") || strings.Contains(lp, "%5c") || strings.Contains(lp, "%2e") || strings.Contains(p, "\\")
 }
 
 func containsFold(list []string, v string) bool {

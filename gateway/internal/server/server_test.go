@@ -574,7 +574,9 @@ func TestEdgeRules(t *testing.T) {
 
 	t.Run("body over 1 MiB is 413 before parsing", func(t *testing.T) {
 		big := bytes.Repeat([]byte("a"), 1<<20+1)
-		r := g.http(t, "POST", "/v1/restaurants/"+restA+"/menus", tok, bytes.NewReader(big), "X-Request-Id", "big-1")
+		// Expect: 100-continue (as curl sends for large bodies) lets the
+		// client read the refusal instead of racing a connection reset.
+		r := g.http(t, "POST", "/v1/restaurants/"+restA+"/menus", tok, bytes.NewReader(big), "X-Request-Id", "big-1", "Expect", "100-continue")
 		if r.status != 413 || r.code() != "payload_too_large" || r.header.Get("X-Request-Id") != "big-1" || r.env["request_id"] != "big-1" ||
 			r.header.Get("RateLimit-Policy") != `"partner";q=100000;w=60` {
 			t.Errorf("%d %v %s", r.status, r.header, r.body)
@@ -680,4 +682,29 @@ func TestTokenAndGrantCachesAvoidRepeatedWork(t *testing.T) {
 		t.Errorf("JWKS fetched %d times for unknown kids", n)
 	}
 	_ = context.Background()
+}
+
+func TestAmbiguousPathsAndRepeatedOrganizationID(t *testing.T) {
+	e := newEnv(t)
+	g := e.start(nil, "")
+	tok := e.id.token(t, tokenOpts{})
+	for _, p := range []string{
+		"/v1/restaurants/" + restA + "/orders/..%2F..%2F" + restB + "%2Forders",
+		"/v1/restaurants/" + restA + "/orders/%2e%2e",
+		"/v1/restaurants/" + restA + "/orders/..",
+	} {
+		if r := g.do(t, "GET", p, tok, nil); r.status != 404 {
+			t.Errorf("%s: %d", p, r.status)
+		}
+	}
+	if e.services.count() != 0 {
+		t.Error("an ambiguous path reached a service")
+	}
+	r := g.do(t, "GET", "/v1/restaurants/"+restA+"/orders?organization_id="+orgA+"&organization_id="+org1, tok, nil)
+	if r.status != 400 {
+		t.Errorf("repeated organization_id: %d", r.status)
+	}
+	if r := g.do(t, "HEAD", "/v1/restaurants/"+restA+"/orders", tok, nil); r.status != 200 {
+		t.Errorf("HEAD: %d", r.status)
+	}
 }
