@@ -156,7 +156,10 @@ func (v *Verifier) verify(ctx context.Context, raw string, now time.Time) (*Toke
 	}
 	var c claims
 	if err := tok.Claims(key.Key, &c); err != nil {
-		return nil, invalid("The access token signature does not verify.")
+		if errors.Is(err, jose.ErrCryptoFailure) {
+			return nil, invalid("The access token signature does not verify.")
+		}
+		return nil, invalid("The access token claims are malformed.")
 	}
 	if c.Expiry == nil {
 		return nil, invalid("The access token has no expiry.")

@@ -1,0 +1,75 @@
+package ratelimit
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"go.opentelemetry.io/otel"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+)
+
+func TestLocalGCRAAllowsTheQuotaThenOnePerInterval(t *testing.T) {
+	g := newLocalGCRA()
+	p := Policy{Name: "partner", Quota: 60, Window: time.Minute}
+	now := time.Unix(1_700_000_000, 0)
+	for i := 0; i < 60; i++ {
+		d := g.allow(p, "k", now)
+		if !d.Allowed || d.Remaining != 59-i {
+			t.Fatalf("request %d: %+v", i, d)
+		}
+	}
+	d := g.allow(p, "k", now)
+	if d.Allowed || d.RetryAfterSeconds() != 1 {
+		t.Fatalf("61st: %+v", d)
+	}
+	if d.Header(p) != `"partner";r=0;t=60` {
+		t.Errorf("header %q", d.Header(p))
+	}
+	if !g.allow(p, "k", now.Add(time.Second)).Allowed {
+		t.Error("one request per second is regained")
+	}
+	if !g.allow(p, "other", now).Allowed {
+		t.Error("keys are separate")
+	}
+	if p.PolicyHeader() != `"partner";q=60;w=60` {
+		t.Errorf("policy %q", p.PolicyHeader())
+	}
+}
+
+func TestFallbackIsCountedAsAMetric(t *testing.T) {
+	reader := sdkmetric.NewManualReader()
+	otel.SetMeterProvider(sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader)))
+	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1, DialTimeout: 100 * time.Millisecond})
+	defer rdb.Close()
+	l := New(rdb, "t:")
+	p := Policy{Name: "partner", Quota: 2, Window: time.Minute}
+	var allowed int
+	for i := 0; i < 3; i++ {
+		if l.Allow(context.Background(), p, "k").Allowed {
+			allowed++
+		}
+	}
+	if allowed != 2 || !l.Fallbacks() {
+		t.Fatalf("allowed %d fallback %v", allowed, l.Fallbacks())
+	}
+	var rm metricdata.ResourceMetrics
+	if err := reader.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	var total int64
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			if m.Name == "gateway.ratelimit.fallback" {
+				for _, dp := range m.Data.(metricdata.Sum[int64]).DataPoints {
+					total += dp.Value
+				}
+			}
+		}
+	}
+	if total != 3 {
+		t.Errorf("fallback counter %d, want 3", total)
+	}
+}
