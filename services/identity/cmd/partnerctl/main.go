@@ -145,9 +145,9 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	a.out = out
 	var (
 		id, name, typ, email, password, regName, businessID, tz, currency, country, user, restaurant, org, role, clientID, userID string
-		dayStart                                                                                                                 int
-		redirects, scopes, orgs                                                                                                  list
-		approve                                                                                                                  bool
+		dayStart                                                                                                                  int
+		redirects, scopes, orgs                                                                                                   list
+		approve                                                                                                                   bool
 	)
 	switch cmd {
 	case "clients register":

@@ -43,13 +43,13 @@ func New(d Deps) *fiber.App {
 	pages := newPages(d.OAuth, d.Secret, d.Secure, d.GrantTTL)
 	o := oauthEndpoints{srv: d.OAuth}
 	return httpx.New(httpx.Options{Name: "identity", Ready: d.Ready, Metrics: d.Metrics}, func(r fiber.Router) {
-		r.Get("/.well-known/oauth-authorization-server", adaptor.HTTPHandlerFunc(o.metadata))
-		r.Get("/oauth2/jwks", adaptor.HTTPHandlerFunc(o.jwks))
-		r.Get("/oauth2/authorize", adaptor.HTTPHandler(pages))
-		r.Post("/oauth2/authorize", adaptor.HTTPHandler(pages))
-		r.Post("/oauth2/token", adaptor.HTTPHandlerFunc(o.token))
-		r.Post("/oauth2/revoke", adaptor.HTTPHandlerFunc(o.revoke))
-		r.Post("/oauth2/introspect", adaptor.HTTPHandlerFunc(o.introspect))
+		r.Get("/.well-known/oauth-authorization-server", mount(o.metadata))
+		r.Get("/oauth2/jwks", mount(o.jwks))
+		r.Get("/oauth2/authorize", mount(pages.ServeHTTP))
+		r.Post("/oauth2/authorize", mount(pages.ServeHTTP))
+		r.Post("/oauth2/token", mount(o.token))
+		r.Post("/oauth2/revoke", mount(o.revoke))
+		r.Post("/oauth2/introspect", mount(o.introspect))
 
 		p := partner{st: d.Store}
 		v1 := r.Group("/v1", internalctx.Require(d.Keyring))
@@ -76,6 +76,18 @@ func New(d Deps) *fiber.App {
 		g.Get("/keys", a.listKeys)
 		g.Post("/keys/rotate", a.rotateKeys)
 	})
+}
+
+// mount serves a net/http handler (fosite speaks net/http) with the
+// request's Fiber user context, which carries the trace span. The fasthttp
+// request context is not used: its Done races with server shutdown.
+func mount(h http.HandlerFunc) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		uctx := c.UserContext()
+		return adaptor.HTTPHandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			h(w, r.WithContext(uctx))
+		})(c)
+	}
 }
 
 // apiError maps domain and store errors to the envelope, in one place.

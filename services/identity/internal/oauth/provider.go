@@ -60,6 +60,7 @@ func New(st *store.Store, keys *Keys, s Settings) *Server {
 		TokenURL:                       s.Issuer + "/oauth2/token",
 		AccessTokenIssuer:              s.Issuer,
 		RedirectSecureChecker:          secureRedirect,
+		ClientSecretsHasher:            newSecretHasher(store.ClientSecretCost),
 	}
 	st.NewSession = func() any { return NewSession() }
 	strategy := &Strategy{
