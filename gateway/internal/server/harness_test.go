@@ -57,7 +57,7 @@ var allScopes = []string{"svc.restaurant.read", "svc.organization.read", "svc.or
 // identity stands in for the identity service: JWKS from a test key and
 // grants from a map, exactly as its contract says.
 type identity struct {
-	t      *testing.T
+	t      testing.TB
 	srv    *httptest.Server
 	key    *ecdsa.PrivateKey
 	kid    string
@@ -68,7 +68,7 @@ type identity struct {
 	last   *http.Request
 }
 
-func newIdentity(t *testing.T) *identity {
+func newIdentity(t testing.TB) *identity {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		t.Fatal(err)
@@ -258,7 +258,7 @@ type upstream struct {
 	body [][]byte
 }
 
-func newUpstream(t *testing.T, h func(w http.ResponseWriter, r *http.Request)) *upstream {
+func newUpstream(t testing.TB, h func(w http.ResponseWriter, r *http.Request)) *upstream {
 	u := &upstream{}
 	u.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
@@ -294,13 +294,13 @@ func (u *upstream) count() int {
 
 // env builds a gateway configuration; overrides win.
 type env struct {
-	t        *testing.T
+	t        testing.TB
 	id       *identity
 	services *upstream
 	vars     map[string]string
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t testing.TB) *env {
 	id := newIdentity(t)
 	id.setGrant(restaurantGrant("g-rest"))
 	svc := newUpstream(t, nil)
