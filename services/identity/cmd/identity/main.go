@@ -5,6 +5,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"log/slog"
+	"time"
 
 	"partnerapi.dev/pkg/config"
 	"partnerapi.dev/pkg/database"
@@ -61,7 +63,26 @@ func serve(ctx context.Context) error {
 		_ = db.Close(ctx)
 		return err
 	}
+	go purgeExpired(ctx, parts)
 	return lifecycle.Serve(ctx, parts.App, cfg.HTTPAddr,
 		lifecycle.Closer{Name: "database", Fn: db.Close},
 		lifecycle.Closer{Name: "telemetry", Fn: tel.Shutdown})
+}
+
+// purgeExpired deletes token rows a day after they expired, hourly.
+func purgeExpired(ctx context.Context, parts *server.Parts) {
+	t := time.NewTicker(time.Hour)
+	defer t.Stop()
+	for {
+		if n, err := parts.Store.PurgeExpired(ctx); err != nil && ctx.Err() == nil {
+			slog.Warn("purge expired tokens", "error", err)
+		} else if n > 0 {
+			slog.Info("purged expired tokens", "rows", n)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
 }

@@ -211,6 +211,22 @@ func (e *env) approve(t testing.TB, o flow.Options) (*flow.Result, *flow.Token) 
 	return res, tok
 }
 
+// introspect asks /oauth2/introspect as the confidential client.
+func (e *env) introspect(t testing.TB, token string) bool {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, e.base+"/oauth2/introspect", strings.NewReader("token="+token))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.SetBasicAuth("conf-partner", confSecret)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out struct{ Active bool }
+	_ = json.NewDecoder(resp.Body).Decode(&out)
+	return out.Active
+}
+
 func jwtClaims(t testing.TB, token string) map[string]any {
 	t.Helper()
 	parts := strings.Split(token, ".")

@@ -48,6 +48,9 @@ func TestFlowCodeTokenRefreshRotation(t *testing.T) {
 	if _, err := flow.Refresh(ctx, o, tok2.RefreshToken, ""); !errors.As(err, &te) || te.Code != "invalid_grant" {
 		t.Fatalf("family not revoked: %v", err)
 	}
+	if e.introspect(t, tok2.AccessToken) {
+		t.Fatal("newest access token of a revoked family is still active")
+	}
 }
 
 func TestFlowRefusals(t *testing.T) {
@@ -98,12 +101,18 @@ func TestFlowRefusals(t *testing.T) {
 		assertTokenError(t, err, "invalid_grant")
 	})
 	t.Run("code reused revokes its tokens", func(t *testing.T) {
-		o := e.opts("demo-partner")
+		o := e.opts("conf-partner")
 		res, tok := e.approve(t, o)
+		if !e.introspect(t, tok.AccessToken) {
+			t.Fatal("fresh access token inactive")
+		}
 		_, err := flow.Exchange(ctx, o, res)
 		assertTokenError(t, err, "invalid_grant")
 		if _, err := flow.Refresh(ctx, o, tok.RefreshToken, ""); err == nil {
 			t.Fatal("refresh token from a reused code still works")
+		}
+		if e.introspect(t, tok.AccessToken) {
+			t.Fatal("access token from a reused code still active")
 		}
 	})
 	for _, client := range []string{"suspended-partner", "pending-partner", "unknown-partner"} {
