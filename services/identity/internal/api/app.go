@@ -38,11 +38,16 @@ type Deps struct {
 	Metrics  http.Handler
 }
 
+// MaxBody is the largest request body identity accepts (directory imports).
+const MaxBody = 16 << 20
+
 // New builds the Fiber application.
 func New(d Deps) *fiber.App {
 	pages := newPages(d.OAuth, d.Secret, d.Secure, d.GrantTTL)
 	o := oauthEndpoints{srv: d.OAuth}
-	return httpx.New(httpx.Options{Name: "identity", Ready: d.Ready, Metrics: d.Metrics}, func(r fiber.Router) {
+	// The directory import of a large demo data set exceeds the partner
+	// API's 1 MiB; partner traffic is capped at 1 MiB by the gateway.
+	return httpx.New(httpx.Options{Name: "identity", Ready: d.Ready, Metrics: d.Metrics, BodyLimit: MaxBody}, func(r fiber.Router) {
 		r.Get("/.well-known/oauth-authorization-server", mount(o.metadata))
 		r.Get("/oauth2/jwks", mount(o.jwks))
 		r.Get("/oauth2/authorize", mount(pages.ServeHTTP))
