@@ -36,8 +36,12 @@ CREATE TABLE orders (
     line_count              integer     NOT NULL,
     refunded_item_count     integer     NOT NULL,
     payment_reference_count integer     NOT NULL,
-    -- lower-cased line names joined by newlines: the item_name filter's trigram target
+    -- lower-cased line names joined by newlines: what item_name matches
     item_names              text        NOT NULL,
+    -- per-restaurant hashes of the distinct lower-cased line names (see
+    -- order_item_names): item_name resolves its substring to names there,
+    -- then finds orders through this array's GIN index
+    item_keys               bigint[]    NOT NULL,
     ingested_at             timestamptz NOT NULL DEFAULT now(),
     PRIMARY KEY (restaurant_id, order_id)
 );
@@ -50,7 +54,17 @@ CREATE INDEX orders_total ON orders (restaurant_id, total_amount_minor, occurred
 CREATE INDEX orders_status ON orders (restaurant_id, status, occurred_at DESC, order_id DESC);
 CREATE INDEX orders_method ON orders (restaurant_id, payment_method, occurred_at DESC, order_id DESC);
 CREATE INDEX orders_local_time ON orders (restaurant_id, business_date, local_minute);
-CREATE INDEX orders_item_names ON orders USING gin (item_names public.gin_trgm_ops);
+CREATE INDEX orders_item_keys ON orders USING gin (item_keys);
+
+-- Every distinct (lower-cased) line name a restaurant has sold: item_name
+-- substrings are matched here first (trigram index), a small set per
+-- restaurant, so a name the restaurant never sold answers at once.
+CREATE TABLE order_item_names (
+    restaurant_id uuid NOT NULL,
+    name          text NOT NULL,
+    PRIMARY KEY (restaurant_id, name)
+);
+CREATE INDEX order_item_names_trgm ON order_item_names USING gin (name public.gin_trgm_ops);
 
 CREATE TABLE order_lines (
     restaurant_id             uuid    NOT NULL,
@@ -135,6 +149,7 @@ CREATE TABLE order_payment_references (
 );
 
 -- +goose Down
+DROP TABLE order_item_names;
 DROP TABLE order_payment_references;
 DROP TABLE order_refunded_items;
 DROP TABLE order_vat_rows;

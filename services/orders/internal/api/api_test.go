@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"net/http"
 	"net/url"
 	"os"
@@ -479,3 +480,43 @@ func TestGolden(t *testing.T) {
 }
 
 func validateResponse(t *testing.T, path string, status int, raw []byte) {}
+
+// Beyond the newest candidates the item search goes through the item index;
+// both paths and paging across them give the same answers.
+func TestItemNameOverManyOrders(t *testing.T) {
+	e := newEnv(t)
+	start := hel(2026, 3, 1, 12, 0)
+	var recs []rec
+	for i := range 600 {
+		names := []string{"Coffee", "Cinnamon Bun"}
+		if i%150 == 7 {
+			names = []string{"Pickled Herring", "Coffee"}
+		}
+		recs = append(recs, order(helsinki, fmt.Sprintf("m%03d", i), start.Add(time.Duration(i)*time.Minute), lineNames(names...)))
+	}
+	e.ingest(recs...)
+	const dates = "start_date=2026-03-01&end_date=2026-03-02"
+	_, body := e.get(base+"?"+dates+"&item_name=HERRING&limit=3", helsinki)
+	if got := ids(t, body); !slices.Equal(got, []string{"m457", "m307", "m157"}) {
+		t.Fatalf("rare item: %v", got)
+	}
+	next := body["data"].(map[string]any)["nextCursor"].(string)
+	_, body = e.get(base+"?"+dates+"&item_name=HERRING&limit=3&cursor="+url.QueryEscape(next), helsinki)
+	if got := ids(t, body); !slices.Equal(got, []string{"m007"}) || body["data"].(map[string]any)["nextCursor"] != nil {
+		t.Fatalf("rare item, second page: %v", body)
+	}
+	_, body = e.get(base+"?"+dates+"&item_name=bun&limit=2", helsinki)
+	if got := ids(t, body); !slices.Equal(got, []string{"m599", "m598"}) {
+		t.Fatalf("common item: %v", got)
+	}
+	_, body = e.get(base+"?"+dates+"&item_name=sushi", helsinki)
+	if got := ids(t, body); len(got) != 0 {
+		t.Fatalf("unknown item: %v", got)
+	}
+	// a name only another restaurant sold
+	e.ingest(order(other, "y1", start, lineNames("Sushi Roll")))
+	_, body = e.get(base+"?"+dates+"&item_name=sushi", helsinki)
+	if got := ids(t, body); len(got) != 0 {
+		t.Fatalf("another restaurant's item: %v", got)
+	}
+}

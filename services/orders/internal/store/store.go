@@ -9,6 +9,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
+	"slices"
 	"strings"
 	"time"
 
@@ -31,7 +33,7 @@ var orderColumns = []string{
 	"origin_kind", "origin_provider", "original_amount_minor", "total_amount_minor", "vat_minor",
 	"refund_amount_minor", "discount_amount_minor", "gross_sales_minor", "net_sales_minor", "tip_amount_minor",
 	"currency", "vat_allocation_method", "tax_country_code", "tax_rates_as_of", "line_count",
-	"refunded_item_count", "payment_reference_count", "item_names",
+	"refunded_item_count", "payment_reference_count", "item_names", "item_keys",
 }
 
 var lineColumns = []string{
@@ -77,9 +79,11 @@ func (s *Store) Replace(ctx context.Context, orders []domain.Order) error {
 		{table: "order_vat_rows", stage: "stage_vat", cols: vatColumns},
 		{table: "order_refunded_items", stage: "stage_refunds", cols: refundColumns},
 		{table: "order_payment_references", stage: "stage_payments", cols: paymentColumns},
+		{table: "order_item_names", stage: "stage_names", cols: []string{"restaurant_id", "name"}},
 	}
+	names := map[[2]string]bool{}
 	for _, o := range orders {
-		if err := appendRows(stages, o); err != nil {
+		if err := appendRows(stages, o, names); err != nil {
 			return err
 		}
 	}
@@ -119,13 +123,14 @@ func (s *Store) Replace(ctx context.Context, orders []domain.Order) error {
 			// order serialise before their children are swapped.
 			fmt.Fprintf(&sqls, "INSERT INTO orders (%s) SELECT %s FROM stage_orders ORDER BY restaurant_id, order_id ON CONFLICT (restaurant_id, order_id) DO UPDATE SET %s, ingested_at = now();",
 				cols, cols, strings.Join(set, ", "))
-			for _, st := range stages[1:] {
+			for _, st := range stages[1:6] {
 				fmt.Fprintf(&sqls, "DELETE FROM %s t USING stage_orders s WHERE t.restaurant_id = s.restaurant_id AND t.order_id = s.order_id;", st.table)
 				c := strings.Join(st.cols, ", ")
 				if len(st.rows) > 0 {
 					fmt.Fprintf(&sqls, "INSERT INTO %s (%s) SELECT %s FROM %s;", st.table, c, c, st.stage)
 				}
 			}
+			sqls.WriteString("INSERT INTO order_item_names (restaurant_id, name) SELECT restaurant_id, name FROM stage_names ON CONFLICT DO NOTHING;")
 			if _, err := tx.Exec(ctx, sqls.String()); err != nil {
 				return fmt.Errorf("replace orders: %w", err)
 			}
@@ -134,15 +139,37 @@ func (s *Store) Replace(ctx context.Context, orders []domain.Order) error {
 	})
 }
 
-func appendRows(stages []*stage, o domain.Order) error {
+// ItemKey is the per-restaurant key of a lower-cased line name in
+// orders.item_keys.
+func ItemKey(restaurantID, lowerName string) int64 {
+	h := fnv.New64a()
+	h.Write([]byte(restaurantID))
+	h.Write([]byte{0})
+	h.Write([]byte(lowerName))
+	return int64(h.Sum64())
+}
+
+func appendRows(stages []*stage, o domain.Order, names map[[2]string]bool) error {
 	rid, oid := o.RestaurantID, o.OrderID
+	keys := make([]int64, 0, len(o.Lines))
+	for _, l := range o.Lines {
+		name := strings.ToLower(l.Name)
+		k := ItemKey(rid, name)
+		if !slices.Contains(keys, k) {
+			keys = append(keys, k)
+		}
+		if !names[[2]string{rid, name}] {
+			names[[2]string{rid, name}] = true
+			stages[6].rows = append(stages[6].rows, []any{rid, name})
+		}
+	}
 	stages[0].rows = append(stages[0].rows, []any{
 		rid, oid, o.RestaurantOrderNumber, o.ReceiptHash, o.OccurredAt, o.BusinessDate.Time(),
 		int16(o.LocalMinute), o.OrderType, intPtr(o.TableNumber), o.Status, o.RecordedPaymentMethod, o.PaymentMethod,
 		o.Origin.Kind, o.Origin.Provider, o.OriginalAmountMinor, o.TotalAmountMinor, o.VatMinor,
 		o.RefundAmountMinor, o.DiscountAmountMinor, o.GrossSalesMinor, o.NetSalesMinor, o.TipAmountMinor,
 		o.Currency, o.VatAllocationMethod, o.TaxCountryCode, o.TaxRatesAsOf.Time(), int32(o.LineCount),
-		int32(o.RefundedItemCount), int32(o.PaymentReferenceCount), o.ItemNames(),
+		int32(o.RefundedItemCount), int32(o.PaymentReferenceCount), o.ItemNames(), keys,
 	})
 	for i, l := range o.Lines {
 		rates, err := json.Marshal(l.VatRates)
@@ -187,11 +214,13 @@ func intPtr(p *int) *int32 {
 	return &v
 }
 
-const summarySelect = `SELECT order_id, restaurant_order_number, receipt_hash, occurred_at, business_date, order_type,
+const summaryColumns = `order_id, restaurant_order_number, receipt_hash, occurred_at, business_date, order_type,
 	table_number, status, payment_method, origin_kind, origin_provider, original_amount_minor, total_amount_minor,
 	vat_minor, refund_amount_minor, discount_amount_minor, gross_sales_minor, net_sales_minor, tip_amount_minor,
 	currency, vat_allocation_method, tax_country_code, tax_rates_as_of, line_count, refunded_item_count,
-	payment_reference_count FROM orders`
+	payment_reference_count`
+
+const summarySelect = "SELECT " + summaryColumns + " FROM orders"
 
 func scanOrder(rows interface{ Scan(...any) error }, restaurantID string) (domain.Order, error) {
 	o := domain.Order{RestaurantID: restaurantID}
@@ -233,9 +262,6 @@ func (s *Store) Search(ctx context.Context, f domain.Filter) (domain.Page, error
 	if f.RestaurantOrderNumber != nil {
 		where = append(where, "restaurant_order_number = "+arg(*f.RestaurantOrderNumber))
 	}
-	if f.ItemName != nil {
-		where = append(where, "item_names LIKE "+arg("%"+escapeLike(strings.ToLower(*f.ItemName))+"%"))
-	}
 	if f.PaymentMethod != nil {
 		where = append(where, "payment_method = "+arg(*f.PaymentMethod))
 	}
@@ -268,24 +294,20 @@ func (s *Store) Search(ctx context.Context, f domain.Filter) (domain.Page, error
 	if f.After != nil {
 		where = append(where, fmt.Sprintf("(occurred_at, order_id) < (%s, %s)", arg(f.After.OccurredAt), arg(f.After.OrderID)))
 	}
-	q := summarySelect + " WHERE " + strings.Join(where, " AND ") +
-		fmt.Sprintf(" ORDER BY occurred_at DESC, order_id DESC LIMIT %d", f.Limit+1)
-	rows, err := s.DB.QueryContext(ctx, q, args...)
+	order := " ORDER BY occurred_at DESC, order_id DESC"
+	limit := fmt.Sprintf(" LIMIT %d", f.Limit+1)
+	var orders []domain.Order
+	var err error
+	if f.ItemName == nil {
+		orders, err = s.queryOrders(ctx, f.RestaurantID, summarySelect+" WHERE "+strings.Join(where, " AND ")+order+limit, args)
+	} else {
+		orders, err = s.searchItemName(ctx, f, where, args)
+	}
 	if err != nil {
 		return domain.Page{}, err
 	}
-	defer rows.Close()
 	var page domain.Page
-	for rows.Next() {
-		o, err := scanOrder(rows, f.RestaurantID)
-		if err != nil {
-			return domain.Page{}, err
-		}
-		page.Orders = append(page.Orders, o)
-	}
-	if err := rows.Err(); err != nil {
-		return domain.Page{}, err
-	}
+	page.Orders = orders
 	if len(page.Orders) > f.Limit {
 		page.Orders = page.Orders[:f.Limit]
 		last := page.Orders[f.Limit-1]
@@ -295,6 +317,73 @@ func (s *Store) Search(ctx context.Context, f domain.Filter) (domain.Page, error
 		return domain.Page{}, err
 	}
 	return page, nil
+}
+
+// recentCandidates is how many of the newest orders matching the other
+// filters an item_name search checks before it turns to the item index.
+const recentCandidates = 400
+
+// searchItemName answers item_name in up to three steps: the substring is
+// matched against the restaurant's distinct line names (none: no order can
+// match); then the newest candidates are checked in index order, which ends
+// quickly for a common item; only a rare item goes through the item-key GIN
+// index, whose posting lists are per restaurant and name.
+func (s *Store) searchItemName(ctx context.Context, f domain.Filter, where []string, args []any) ([]domain.Order, error) {
+	pattern := "%" + escapeLike(strings.ToLower(*f.ItemName)) + "%"
+	rows, err := s.DB.QueryContext(ctx, `SELECT name FROM order_item_names WHERE restaurant_id = $1 AND name LIKE $2 LIMIT 1001`, f.RestaurantID, pattern)
+	if err != nil {
+		return nil, err
+	}
+	var keys []int64
+	for rows.Next() {
+		var name string
+		if err := rows.Scan(&name); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		keys = append(keys, ItemKey(f.RestaurantID, name))
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if len(keys) == 0 {
+		return nil, nil
+	}
+	args = append(args, pattern)
+	like := fmt.Sprintf("item_names LIKE $%d", len(args))
+	order := " ORDER BY occurred_at DESC, order_id DESC"
+	limit := fmt.Sprintf(" LIMIT %d", f.Limit+1)
+	base := strings.Join(where, " AND ")
+	recent := "SELECT " + summaryColumns + " FROM (SELECT * FROM orders WHERE " + base + order +
+		fmt.Sprintf(" LIMIT %d", recentCandidates) + ") c WHERE " + like + order + limit
+	orders, err := s.queryOrders(ctx, f.RestaurantID, recent, args)
+	if err != nil || len(orders) > f.Limit {
+		return orders, err
+	}
+	cond := base + " AND " + like
+	if len(keys) <= 1000 {
+		args = append(args, keys)
+		cond += fmt.Sprintf(" AND item_keys && $%d", len(args))
+	}
+	return s.queryOrders(ctx, f.RestaurantID, summarySelect+" WHERE "+cond+order+limit, args)
+}
+
+func (s *Store) queryOrders(ctx context.Context, restaurantID, q string, args []any) ([]domain.Order, error) {
+	rows, err := s.DB.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var orders []domain.Order
+	for rows.Next() {
+		o, err := scanOrder(rows, restaurantID)
+		if err != nil {
+			return nil, err
+		}
+		orders = append(orders, o)
+	}
+	return orders, rows.Err()
 }
 
 func escapeLike(s string) string {
