@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"bufio"
 	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -426,3 +427,36 @@ func (g gw) do(t testing.TB, method, path, token string, body io.Reader, hdr ...
 }
 
 func (r response) code() string { s, _ := r.env["error"].(string); return s }
+
+// oversized sends only the head of a request announcing a body one byte over
+// the limit and reads the answer: the gateway must refuse it from the
+// Content-Length alone, before any of the body is read or parsed.
+func (g gw) oversized(t testing.TB, method, path, token string, hdr ...string) response {
+	t.Helper()
+	base := g.listen(t)
+	conn, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
+	head := method + " " + path + " HTTP/1.1\r\nHost: gateway\r\nContent-Type: application/json\r\nContent-Length: 1048577\r\n"
+	if token != "" {
+		head += "Authorization: Bearer " + token + "\r\n"
+	}
+	for i := 0; i+1 < len(hdr); i += 2 {
+		head += hdr[i] + ": " + hdr[i+1] + "\r\n"
+	}
+	if _, err := io.WriteString(conn, head+"\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	r := response{status: resp.StatusCode, header: resp.Header, body: b}
+	_ = json.Unmarshal(b, &r.env)
+	return r
+}
