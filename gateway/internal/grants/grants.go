@@ -14,6 +14,8 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sync/singleflight"
+
 	"partnerapi.dev/pkg/internalctx"
 )
 
@@ -98,6 +100,7 @@ type Store struct {
 
 	mu      sync.Mutex
 	entries map[string]entry
+	flight  singleflight.Group
 }
 
 type entry struct {
@@ -125,7 +128,9 @@ func (s *Store) Get(ctx context.Context, who Caller) (*Grant, error) {
 		}
 		return e.grant, nil
 	}
-	g, err := s.fetch(ctx, who)
+	// Concurrent misses for one grant share a single call to identity.
+	v, err, _ := s.flight.Do(who.GrantID, func() (any, error) { return s.fetch(context.WithoutCancel(ctx), who) })
+	g, _ := v.(*Grant)
 	switch {
 	case errors.Is(err, ErrNotFound):
 		s.put(who.GrantID, entry{expires: now.Add(s.negTTL)}, now)

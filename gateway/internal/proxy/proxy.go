@@ -141,8 +141,13 @@ func (u *Upstream) Forward(c *fiber.Ctx, r Request) error {
 		return fmt.Errorf("%w: %s: %v", ErrUnreachable, u.Name, err)
 	}
 	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, MaxResponseBytes))
+	data, err := io.ReadAll(io.LimitReader(resp.Body, MaxResponseBytes+1))
+	if err == nil && len(data) > MaxResponseBytes {
+		err = fmt.Errorf("answer larger than %d bytes", MaxResponseBytes)
+	}
 	if err != nil {
+		// Nothing was written to the client yet, so it gets a clean 503
+		// rather than a truncated answer.
 		span.SetStatus(codes.Error, "upstream read failed")
 		return fmt.Errorf("%w: %s: read body: %v", ErrUnreachable, u.Name, err)
 	}
