@@ -115,9 +115,14 @@ func importOrders(ctx context.Context, args []string) error {
 	if _, err := db.Migrate(ctx, migrations.FS); err != nil {
 		return err
 	}
+	// Into an empty schema, batches are COPYed straight into the tables.
+	var existing bool
+	if err := db.SQL.QueryRowContext(ctx, "SELECT EXISTS (SELECT 1 FROM orders)").Scan(&existing); err != nil {
+		return err
+	}
 	start := time.Now()
 	last := start
-	n, err := domain.Ingestion{Repo: &store.Store{DB: db.SQL}, BatchSize: *batch}.Ingest(ctx, in, func(stored int) {
+	n, err := domain.Ingestion{Repo: &store.Store{DB: db.SQL, FreshLoad: !existing}, BatchSize: *batch}.Ingest(ctx, in, func(stored int) {
 		if time.Since(last) > 5*time.Second {
 			last = time.Now()
 			slog.Info("importing orders", "stored", stored, "elapsed", time.Since(start).Round(time.Second).String())

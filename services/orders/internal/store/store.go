@@ -17,12 +17,17 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib"
 	"partnerapi.dev/pkg/bizdate"
+	"partnerapi.dev/pkg/database"
 	"partnerapi.dev/services/orders/internal/domain"
 )
 
 // Store implements domain.Repository.
 type Store struct {
 	DB *sql.DB
+	// FreshLoad makes Replace COPY straight into the tables, skipping the
+	// staging upsert; a batch that meets an existing order falls back to
+	// the upsert. The import command sets it when the schema is empty.
+	FreshLoad bool
 }
 
 var _ domain.Repository = (*Store)(nil)
@@ -92,11 +97,23 @@ func (s *Store) Replace(ctx context.Context, orders []domain.Order) error {
 		return err
 	}
 	defer conn.Close()
+	err = s.replace(ctx, conn, stages, len(orders), s.FreshLoad)
+	if s.FreshLoad && database.IsConflict(err) {
+		err = s.replace(ctx, conn, stages, len(orders), false)
+	}
+	return err
+}
+
+func (s *Store) replace(ctx context.Context, conn *sql.Conn, stages []*stage, n int, direct bool) error {
 	return conn.Raw(func(dc any) error {
 		pc := dc.(*stdlib.Conn).Conn()
 		return pgx.BeginFunc(ctx, pc, func(tx pgx.Tx) error {
+			staged := stages
+			if direct {
+				staged = stages[6:] // only the name dictionary needs ON CONFLICT
+			}
 			var ddl strings.Builder
-			for _, st := range stages {
+			for _, st := range staged {
 				fmt.Fprintf(&ddl, "CREATE TEMP TABLE %s (LIKE %s INCLUDING DEFAULTS) ON COMMIT DROP;", st.stage, st.table)
 			}
 			if _, err := tx.Exec(ctx, ddl.String()); err != nil {
@@ -106,28 +123,34 @@ func (s *Store) Replace(ctx context.Context, orders []domain.Order) error {
 				if len(st.rows) == 0 {
 					continue
 				}
-				if _, err := tx.CopyFrom(ctx, pgx.Identifier{st.stage}, st.cols, pgx.CopyFromRows(st.rows)); err != nil {
-					return fmt.Errorf("copy into %s: %w", st.stage, err)
+				target := st.stage
+				if direct && st.table != "order_item_names" {
+					target = st.table
+				}
+				if _, err := tx.CopyFrom(ctx, pgx.Identifier{target}, st.cols, pgx.CopyFromRows(st.rows)); err != nil {
+					return fmt.Errorf("copy into %s: %w", target, err)
 				}
 			}
 			var sqls strings.Builder
-			if len(orders) > 500 {
-				sqls.WriteString("ANALYZE stage_orders;")
-			}
-			set := make([]string, 0, len(orderColumns))
-			for _, c := range orderColumns[2:] {
-				set = append(set, c+" = EXCLUDED."+c)
-			}
-			cols := strings.Join(orderColumns, ", ")
-			// Lock order rows first (upsert) so concurrent replaces of the same
-			// order serialise before their children are swapped.
-			fmt.Fprintf(&sqls, "INSERT INTO orders (%s) SELECT %s FROM stage_orders ORDER BY restaurant_id, order_id ON CONFLICT (restaurant_id, order_id) DO UPDATE SET %s, ingested_at = now();",
-				cols, cols, strings.Join(set, ", "))
-			for _, st := range stages[1:6] {
-				fmt.Fprintf(&sqls, "DELETE FROM %s t USING stage_orders s WHERE t.restaurant_id = s.restaurant_id AND t.order_id = s.order_id;", st.table)
-				c := strings.Join(st.cols, ", ")
-				if len(st.rows) > 0 {
-					fmt.Fprintf(&sqls, "INSERT INTO %s (%s) SELECT %s FROM %s;", st.table, c, c, st.stage)
+			if !direct {
+				if n > 500 {
+					sqls.WriteString("ANALYZE stage_orders;")
+				}
+				set := make([]string, 0, len(orderColumns))
+				for _, c := range orderColumns[2:] {
+					set = append(set, c+" = EXCLUDED."+c)
+				}
+				cols := strings.Join(orderColumns, ", ")
+				// Lock order rows first (upsert) so concurrent replaces of the same
+				// order serialise before their children are swapped.
+				fmt.Fprintf(&sqls, "INSERT INTO orders (%s) SELECT %s FROM stage_orders ORDER BY restaurant_id, order_id ON CONFLICT (restaurant_id, order_id) DO UPDATE SET %s, ingested_at = now();",
+					cols, cols, strings.Join(set, ", "))
+				for _, st := range stages[1:6] {
+					fmt.Fprintf(&sqls, "DELETE FROM %s t USING stage_orders s WHERE t.restaurant_id = s.restaurant_id AND t.order_id = s.order_id;", st.table)
+					c := strings.Join(st.cols, ", ")
+					if len(st.rows) > 0 {
+						fmt.Fprintf(&sqls, "INSERT INTO %s (%s) SELECT %s FROM %s;", st.table, c, c, st.stage)
+					}
 				}
 			}
 			sqls.WriteString("INSERT INTO order_item_names (restaurant_id, name) SELECT restaurant_id, name FROM stage_names ON CONFLICT DO NOTHING;")

@@ -1,0 +1,73 @@
+package store_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"partnerapi.dev/pkg/bizdate"
+	"partnerapi.dev/pkg/config"
+	"partnerapi.dev/pkg/database"
+	"partnerapi.dev/pkg/testenv"
+	"partnerapi.dev/services/orders/internal/domain"
+	"partnerapi.dev/services/orders/internal/store"
+	"partnerapi.dev/services/orders/migrations"
+)
+
+func openStore(t *testing.T) *store.Store {
+	t.Helper()
+	ctx := context.Background()
+	url := testenv.NewDatabase(t, "orders", func(ctx context.Context, url string) error {
+		db, err := database.Open(ctx, database.Config{URL: config.Secret(url)}, "orders")
+		if err != nil {
+			return err
+		}
+		defer db.Close(ctx)
+		_, err = db.Migrate(ctx, migrations.FS)
+		return err
+	})
+	db, err := database.Open(ctx, database.Config{URL: config.Secret(url)}, "orders")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close(ctx) })
+	return &store.Store{DB: db.SQL}
+}
+
+func sampleOrder(id, status string, lines ...string) domain.Order {
+	at := time.Date(2026, 3, 10, 10, 0, 0, 0, time.UTC)
+	o := domain.Order{RestaurantID: "00000000-0000-4000-8000-000000000001", OrderID: id, RestaurantOrderNumber: 1,
+		ReceiptHash: "r-" + id, OccurredAt: at, BusinessDate: bizdate.FromTime(at), LocalMinute: 720, OrderType: "dine_in",
+		Status: status, RecordedPaymentMethod: "card", PaymentMethod: "card", Origin: domain.Origin{Kind: "pos"},
+		Currency: "EUR", VatAllocationMethod: "stored", TaxCountryCode: "FI", TaxRatesAsOf: bizdate.FromTime(at)}
+	for i, n := range lines {
+		o.Lines = append(o.Lines, domain.Line{LineID: id + string(rune('a'+i)), Name: n, Quantity: 1, TaxEvidence: "snapshot", VatRates: []domain.VatRate{}})
+	}
+	o.LineCount = len(o.Lines)
+	return o
+}
+
+// A fresh load COPYs straight in; meeting an existing order it falls back to
+// the replacing upsert.
+func TestFreshLoadFallsBackToReplace(t *testing.T) {
+	s := openStore(t)
+	s.FreshLoad = true
+	ctx := context.Background()
+	if err := s.Replace(ctx, []domain.Order{sampleOrder("a", "paid", "Soup", "Cake"), sampleOrder("b", "paid", "Tea")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Replace(ctx, []domain.Order{sampleOrder("a", "refunded", "Soup"), sampleOrder("c", "paid", "Tea")}); err != nil {
+		t.Fatal(err)
+	}
+	o, err := s.Get(ctx, "00000000-0000-4000-8000-000000000001", "a")
+	if err != nil || o.Status != "refunded" || len(o.Lines) != 1 {
+		t.Fatalf("not replaced: %+v %v", o, err)
+	}
+	var n int
+	if err := s.DB.QueryRow(`SELECT count(*) FROM orders`).Scan(&n); err != nil || n != 3 {
+		t.Fatalf("%d orders, %v", n, err)
+	}
+	if err := s.DB.QueryRow(`SELECT count(*) FROM order_item_names`).Scan(&n); err != nil || n != 3 {
+		t.Fatalf("%d distinct names, %v", n, err)
+	}
+}
