@@ -13,7 +13,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"partnerapi.dev/gateway/internal/config"
-	"partnerapi.dev/gateway/internal/observability"
 	"partnerapi.dev/gateway/internal/server"
 	pkgconfig "partnerapi.dev/pkg/config"
 	"partnerapi.dev/pkg/lifecycle"
@@ -35,7 +34,7 @@ func run(ctx context.Context, args []string) error {
 	if err := pkgconfig.Load(ctx, &cfg); err != nil {
 		return err
 	}
-	tel, err := observability.Setup(ctx, "gateway", telemetry.Options{})
+	tel, err := telemetry.Setup(ctx, "gateway", telemetry.Options{})
 	if err != nil {
 		return fmt.Errorf("telemetry: %w", err)
 	}

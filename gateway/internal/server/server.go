@@ -241,7 +241,7 @@ func (g *Gateway) invalidToken(description string) *httpx.Error {
 
 func (g *Gateway) noToken() *httpx.Error {
 	return &httpx.Error{Status: http.StatusUnauthorized, Code: httpx.CodeInvalidToken,
-		Description: "Send an access token: Authorization: Bearer <token>.",
+		Description: "Send an access token in the Authorization header, as Bearer followed by the token.",
 		Header:      map[string]string{fiber.HeaderWWWAuthenticate: fmt.Sprintf(`Bearer resource_metadata=%q`, g.resourceMetadataURL())}}
 }
 
@@ -268,7 +268,7 @@ func (g *Gateway) authenticate(c *fiber.Ctx) (*auth.Token, error) {
 		if err := g.countAddress(c); err != nil {
 			return nil, err
 		}
-		return nil, g.invalidToken("The Authorization header must be: Bearer <access token>.")
+		return nil, g.invalidToken("The Authorization header must be Bearer followed by the access token.")
 	}
 	tok, err := g.verifier.Verify(c.UserContext(), raw)
 	if err != nil {

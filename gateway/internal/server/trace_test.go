@@ -10,15 +10,12 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
-	"partnerapi.dev/gateway/internal/observability"
 	"partnerapi.dev/pkg/telemetry"
 )
 
 func TestOneTraceAcrossGatewayAndService(t *testing.T) {
 	exp := tracetest.NewInMemoryExporter()
-	// observability.Setup is telemetry.Setup with a fallback for pkg's
-	// resource schema conflict (see that package).
-	tel, err := observability.Setup(context.Background(), "gateway-test", telemetry.Options{SpanExporter: exp})
+	tel, err := telemetry.Setup(context.Background(), "gateway-test", telemetry.Options{SpanExporter: exp})
 	if err != nil {
 		t.Fatal(err)
 	}
