@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -250,3 +251,23 @@ func TestAdminImportIsIdempotentAndStrict(t *testing.T) {
 		t.Fatalf("duplicate client: %d", st)
 	}
 }
+
+func TestAdminImportLargerThanOneMiB(t *testing.T) {
+	e := newEnv(t)
+	var d domain.DirectoryImport
+	long := strings.Repeat("x", 150)
+	for i := 0; i < 4000; i++ {
+		id := "55555555-5555-4555-8555-" + strings.Repeat("0", 12-len(itoa(i))) + itoa(i)
+		d.Restaurants = append(d.Restaurants, domain.ImportRestaurant{RestaurantID: id, Name: "R " + long, TimeZone: "Europe/Helsinki", DayStartHour: ptr(4),
+			Currency: "EUR", Country: "FI", RegisteredName: "Reg " + long, BusinessID: itoa(i)})
+	}
+	if b, _ := json.Marshal(d); len(b) < 1<<20 {
+		t.Fatalf("body only %d bytes", len(b))
+	}
+	var res map[string]map[string]int
+	if st := e.admin(t, http.MethodPost, "/admin/v1/directory/import", d, &res); st != 200 || res["data"]["restaurants"] != 4000 {
+		t.Fatalf("large import: %d %v", st, res)
+	}
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }
