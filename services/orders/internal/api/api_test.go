@@ -457,7 +457,6 @@ func TestGolden(t *testing.T) {
 		if status != http.StatusOK {
 			t.Fatalf("%s: %d %s", path, status, raw)
 		}
-		validateResponse(t, path, status, raw)
 		var pretty bytes.Buffer
 		if err := json.Indent(&pretty, raw, "", "  "); err != nil {
 			t.Fatal(err)
@@ -478,8 +477,6 @@ func TestGolden(t *testing.T) {
 		}
 	}
 }
-
-func validateResponse(t *testing.T, path string, status int, raw []byte) {}
 
 // Beyond the newest candidates the item search goes through the item index;
 // both paths and paging across them give the same answers.

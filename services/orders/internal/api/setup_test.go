@@ -9,11 +9,13 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"partnerapi.dev/pkg/apispec"
 	"partnerapi.dev/pkg/config"
 	"partnerapi.dev/pkg/cursor"
 	"partnerapi.dev/pkg/database"
@@ -91,6 +93,14 @@ func (e *env) do(method, path, tenant string, body io.Reader, header map[string]
 	}
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(resp.Body)
+	if strings.HasPrefix(path, "/v1/") {
+		// every partner answer must be one the OpenAPI document allows
+		// (RateLimit-Policy is the gateway's, added at the edge)
+		u, _ := url.Parse(path)
+		h := resp.Header.Clone()
+		h.Set("RateLimit-Policy", `"partner";q=60;w=60`)
+		apispec.ValidateResponse(e.t, method, u.Path, u.Query(), resp.StatusCode, h, raw)
+	}
 	return resp.StatusCode, raw
 }
 
