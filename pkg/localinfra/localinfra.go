@@ -17,6 +17,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // Server is a running child process.
@@ -121,7 +123,7 @@ func StartPostgres(ctx context.Context, o PostgresOptions) (*Server, error) {
 		return nil, err
 	}
 	s.URL = fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", port)
-	if err := waitTCP(ctx, port, s.done, 30*time.Second); err != nil {
+	if err := waitPostgres(ctx, s, 60*time.Second); err != nil {
 		_ = s.Stop()
 		return nil, fmt.Errorf("postgres did not start (see %s): %w", logPath, err)
 	}
@@ -214,6 +216,32 @@ func waitTCP(ctx context.Context, port int, exited <-chan struct{}, limit time.D
 		time.Sleep(50 * time.Millisecond)
 	}
 	return errors.New("timed out")
+}
+
+// waitPostgres waits until the server accepts sessions (it accepts TCP
+// connections earlier, while still recovering or starting up).
+func waitPostgres(ctx context.Context, s *Server, limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	var lastErr error
+	for time.Now().Before(deadline) {
+		select {
+		case <-s.done:
+			return errors.New("process exited")
+		case <-ctx.Done():
+			return ctx.Err()
+		default:
+		}
+		cctx, cancel := context.WithTimeout(ctx, time.Second)
+		conn, err := pgx.Connect(cctx, s.URL)
+		cancel()
+		if err == nil {
+			_ = conn.Close(ctx)
+			return nil
+		}
+		lastErr = err
+		time.Sleep(50 * time.Millisecond)
+	}
+	return fmt.Errorf("timed out: %w", lastErr)
 }
 
 // postgresBinDir finds initdb and postgres: on PATH, or Debian's
