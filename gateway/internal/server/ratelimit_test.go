@@ -157,3 +157,25 @@ func TestRedisDownFallsBackToLocalLimiter(t *testing.T) {
 		t.Errorf("readyz with Redis down: %d", r.status)
 	}
 }
+
+func TestClientAddressHeaderFromATrustedIngress(t *testing.T) {
+	e := newEnv(t)
+	e.vars["UNAUTH_RATE_LIMIT_PER_MINUTE"] = "2"
+	e.vars["CLIENT_ADDRESS_HEADER"] = "X-Forwarded-For"
+	g := e.start(nil, "")
+	for i := 0; i < 2; i++ {
+		if r := g.do(t, "GET", "/v1/restaurants", "", nil, "X-Forwarded-For", "9.9.9.9, 1.1.1.1"); r.status != 401 {
+			t.Fatalf("%d", r.status)
+		}
+	}
+	if r := g.do(t, "GET", "/v1/restaurants", "", nil, "X-Forwarded-For", "1.1.1.1"); r.status != 429 {
+		t.Errorf("same address: %d", r.status)
+	}
+	if r := g.do(t, "GET", "/v1/restaurants", "", nil, "X-Forwarded-For", "2.2.2.2"); r.status != 401 {
+		t.Errorf("other address: %d", r.status)
+	}
+	// The header is still not forwarded.
+	if r := g.do(t, "GET", "/v1/restaurants/"+restA+"/orders", e.id.token(t, tokenOpts{}), nil, "X-Forwarded-For", "3.3.3.3"); r.status != 200 || e.services.last().Header.Get("X-Forwarded-For") != "" {
+		t.Errorf("%d %v", r.status, e.services.last().Header)
+	}
+}

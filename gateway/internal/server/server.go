@@ -17,6 +17,8 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/redis/go-redis/v9"
 	"github.com/valyala/fasthttp"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
 
 	"partnerapi.dev/gateway/internal/auth"
 	"partnerapi.dev/gateway/internal/config"
@@ -312,6 +314,10 @@ func (g *Gateway) operation(op routes.Operation) fiber.Handler {
 		if err != nil {
 			return err
 		}
+		trace.SpanFromContext(c.UserContext()).SetAttributes(
+			attribute.String("partner.operation", op.ID),
+			attribute.String("partner.client_id", tok.ClientID),
+			attribute.String("partner.grant_id", tok.GrantID))
 		d := g.limiter.Allow(c.UserContext(), g.partner, tok.ClientID+"\x00"+tok.Subject)
 		c.Set(HeaderRateLimit, d.Header(g.partner))
 		if !d.Allowed {
