@@ -1,0 +1,119 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"partnerapi.dev/pkg/config"
+	"partnerapi.dev/pkg/database"
+	"partnerapi.dev/pkg/testenv"
+	idconfig "partnerapi.dev/services/identity/internal/config"
+	"partnerapi.dev/services/identity/internal/server"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+// TestAgainstRunningIdentity drives every partnerctl command against a real
+// identity process on real Postgres, ending with the token flow.
+func TestAgainstRunningIdentity(t *testing.T) {
+	ctx := context.Background()
+	url := testenv.NewDatabase(t, "identity", func(ctx context.Context, url string) error {
+		db, err := database.Open(ctx, database.Config{URL: config.Secret(url)}, "identity")
+		if err != nil {
+			return err
+		}
+		defer db.Close(ctx)
+		return server.Migrate(ctx, db)
+	})
+	db, err := database.Open(ctx, database.Config{URL: config.Secret(url)}, "identity")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close(ctx)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := "http://" + ln.Addr().String()
+	var cfg idconfig.Config
+	if err := config.LoadMap(ctx, &cfg, map[string]string{
+		"DATABASE_URL": url, "PUBLIC_BASE_URL": base, "ADMIN_TOKEN": "ctl-admin-token-0123456789",
+		"INTERNAL_CONTEXT_KEYS":      "k1:" + base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{1}, 32)),
+		"SIGNING_KEY_ENCRYPTION_KEY": base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{2}, 32)),
+	}); err != nil {
+		t.Fatal(err)
+	}
+	parts, err := server.Build(ctx, cfg, db, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = parts.App.Listener(ln) }()
+	defer func() { _ = parts.App.ShutdownWithTimeout(5 * time.Second) }()
+	t.Setenv("ADMIN_TOKEN", "ctl-admin-token-0123456789")
+
+	ctl := func(args ...string) string {
+		t.Helper()
+		var out bytes.Buffer
+		if args[0] != "token" {
+			args = append(args[:2:2], append([]string{"--url", base}, args[2:]...)...)
+		}
+		if err := run(ctx, args, &out); err != nil {
+			t.Fatalf("partnerctl %s: %v", strings.Join(args, " "), err)
+		}
+		return out.String()
+	}
+	field := func(js, key string) string {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(js), &m); err != nil {
+			t.Fatalf("%s: %v", js, err)
+		}
+		s, _ := m[key].(string)
+		return s
+	}
+
+	ctl("clients", "register", "--client-id", "demo-partner", "--name", "Demo Partner", "--redirect-uri", "http://127.0.0.1:8976/callback", "--scope", "svc.restaurant.read svc.organization.read")
+	if out := ctl("clients", "list"); !strings.Contains(out, "demo-partner") || !strings.Contains(out, "pending") {
+		t.Fatalf("list: %s", out)
+	}
+	ctl("clients", "approve", "demo-partner")
+	org := field(ctl("orgs", "create", "--name", "Demo Group", "--registered-name", "Demo Group Oy", "--business-id", "1234567-8"), "organizationId")
+	rest := field(ctl("restaurants", "create", "--name", "Demo Bistro", "--time-zone", "Europe/Helsinki", "--day-start-hour", "4", "--currency", "EUR", "--country", "FI",
+		"--registered-name", "Demo Bistro Oy", "--business-id", "7654321-0", "--org", org), "restaurantId")
+	user := field(ctl("users", "create", "--email", "owner@demo.example", "--name", "Demo Owner", "--password", "demo-password"), "userId")
+	ctl("memberships", "create", "--user", user, "--restaurant", rest, "--role", "owner")
+	ctl("memberships", "create", "--user", user, "--org", org, "--role", "admin")
+
+	out := ctl("token", "--base-url", base, "--email", "owner@demo.example", "--password", "demo-password", "--client-id", "demo-partner", "--json")
+	var raw map[string]any
+	_ = json.Unmarshal([]byte(out), &raw)
+	if s, _ := raw["access_token"].(string); strings.Count(s, ".") != 2 {
+		t.Fatalf("access token is not a JWT: %s", out)
+	}
+	if raw["refresh_token"] == "" || raw["expires_in"] == nil || raw["expires_at"] == nil {
+		t.Fatalf("token output: %s", out)
+	}
+	ctl("token", "--base-url", base, "--email", "owner@demo.example", "--password", "demo-password", "--client-id", "demo-partner", "--organization", org, "--scope", "svc.restaurant.read svc.organization.read")
+
+	grants := ctl("grants", "list", "--client-id", "demo-partner")
+	if !strings.Contains(grants, "restaurant") || !strings.Contains(grants, "organization") {
+		t.Fatalf("grants: %s", grants)
+	}
+	gid := strings.Fields(strings.Split(grants, "\n")[1])[0]
+	if out := ctl("grants", "revoke", gid); field(out, "status") != "revoked" {
+		t.Fatalf("revoke: %s", out)
+	}
+	if out := ctl("keys", "rotate"); field(out, "activeKid") == "" {
+		t.Fatalf("rotate: %s", out)
+	}
+	ctl("clients", "suspend", "demo-partner")
+	var o bytes.Buffer
+	if err := run(ctx, []string{"token", "--base-url", base, "--email", "owner@demo.example", "--password", "demo-password", "--client-id", "demo-partner"}, &o); err == nil {
+		t.Fatal("token for a suspended client")
+	}
+}
