@@ -705,3 +705,24 @@ func TestAmbiguousPathsAndRepeatedOrganizationID(t *testing.T) {
 		t.Errorf("HEAD: %d", r.status)
 	}
 }
+
+func TestOrganizationIDRulesOnEveryRestaurantOperation(t *testing.T) {
+	e := newEnv(t)
+	g := e.start(nil, "")
+	e.id.setGrant(orgGrant("g-two", 2))
+	two := e.id.token(t, tokenOpts{gid: "g-two"})
+	for _, op := range g.g.Operations() {
+		if !op.RestaurantScoped {
+			continue
+		}
+		if r := do(t, g, op, concrete(op, restC), two); r.status != 400 || r.code() != "invalid_request" {
+			t.Errorf("%s without organization_id: %d %s", op.ID, r.status, r.body)
+		}
+		if r := do(t, g, op, concrete(op, restC)+"?organization_id="+org2, two); r.status != 404 {
+			t.Errorf("%s with the other organization: %d", op.ID, r.status)
+		}
+		if r := do(t, g, op, concrete(op, restC)+"?organization_id="+org1, two); r.status != 200 {
+			t.Errorf("%s with its organization: %d %s", op.ID, r.status, r.body)
+		}
+	}
+}
