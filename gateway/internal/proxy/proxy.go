@@ -102,7 +102,9 @@ func (u *Upstream) Forward(c *fiber.Ctx, r Request) error {
 	defer span.End()
 
 	var body io.Reader = http.NoBody
-	if b := c.Body(); len(b) > 0 {
+	// The raw body as received: Ctx.Body would inflate a compressed body,
+	// which the 1 MiB cap could not bound.
+	if b := c.Request().Body(); len(b) > 0 {
 		body = bytes.NewReader(b)
 	}
 	req, err := http.NewRequestWithContext(ctx, c.Method(), u.base+c.OriginalURL(), body)

@@ -310,6 +310,10 @@ func (g *Gateway) operation(op routes.Operation) fiber.Handler {
 		if op.Deprecation != nil {
 			setDeprecation(c, op.Deprecation)
 		}
+		if ce := c.Get(fiber.HeaderContentEncoding); ce != "" && !strings.EqualFold(ce, "identity") {
+			// A compressed body could inflate far past the 1 MiB cap.
+			return &httpx.Error{Status: http.StatusUnsupportedMediaType, Code: httpx.CodeUnsupportedMediaType, Message: "Send the request body uncompressed (no Content-Encoding)."}
+		}
 		tok, err := g.authenticate(c)
 		if err != nil {
 			return err

@@ -726,3 +726,12 @@ func TestOrganizationIDRulesOnEveryRestaurantOperation(t *testing.T) {
 		}
 	}
 }
+
+func TestCompressedRequestBodiesAreRefused(t *testing.T) {
+	e := newEnv(t)
+	g := e.start(nil, "")
+	r := g.do(t, "POST", "/v1/restaurants/"+restA+"/menus", e.id.token(t, tokenOpts{}), strings.NewReader("x"), "Content-Encoding", "gzip")
+	if r.status != 415 || e.services.count() != 0 {
+		t.Errorf("%d %s", r.status, r.body)
+	}
+}
