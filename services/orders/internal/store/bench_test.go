@@ -277,6 +277,7 @@ func BenchmarkSearch(b *testing.B) {
 		runSearch(b, t, t.filter(b, t.dates()+"&restaurant_order_number="+strconv.FormatInt(t.sample.RestaurantOrderNumber, 10)), 1)
 	})
 	b.Run("ItemNameCommon", func(b *testing.B) {
+		b.Logf("item_name=%s", t.itemWord)
 		runSearch(b, t, t.filter(b, t.dates()+"&limit=20&item_name="+url.QueryEscape(t.itemWord)), 20)
 	})
 	b.Run("ItemNameRare", func(b *testing.B) {

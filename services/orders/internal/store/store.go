@@ -393,6 +393,10 @@ func (s *Store) searchItemName(ctx context.Context, f domain.Filter, where []str
 }
 
 func (s *Store) queryOrders(ctx context.Context, restaurantID, q string, args []any) ([]domain.Order, error) {
+	// Plan with the actual values every time: a cached generic plan cannot
+	// tell a 31-day window of a busy restaurant from a quiet one and picks
+	// sort-based plans that read the whole window.
+	args = append([]any{pgx.QueryExecModeCacheDescribe}, args...)
 	rows, err := s.DB.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, err
