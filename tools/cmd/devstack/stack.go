@@ -32,28 +32,31 @@ import (
 // process is one binary of the system as the local stack runs it.
 type process struct {
 	name     string
-	port     int
 	database bool
 	env      func(s *stack) []string
 }
 
+// ports are the local ports of the processes (plus --port-offset).
+var ports = map[string]int{"gateway": 8080, "identity": 8081, "orders": 8082}
+
 // processes in start order; the gateway comes last and stops first.
 var processes = []process{
-	{name: "identity", port: 8081, database: true, env: func(s *stack) []string {
+	{name: "identity", database: true, env: func(s *stack) []string {
 		return []string{"PUBLIC_BASE_URL=" + s.baseURL, "ADMIN_TOKEN=" + s.secrets["ADMIN_TOKEN"],
 			"SIGNING_KEY_ENCRYPTION_KEY=" + s.secrets["SIGNING_KEY_ENCRYPTION_KEY"]}
 	}},
-	{name: "orders", port: 8082, database: true, env: func(s *stack) []string {
+	{name: "orders", database: true, env: func(s *stack) []string {
 		return []string{"CURSOR_KEY=" + s.secrets["CURSOR_KEY"], "INGEST_TOKEN=" + s.secrets["INGEST_TOKEN"]}
 	}},
-	{name: "gateway", port: 8080, env: func(s *stack) []string {
+	{name: "gateway", env: func(s *stack) []string {
 		return []string{"PUBLIC_BASE_URL=" + s.baseURL, "REDIS_URL=" + s.redisURL,
-			"IDENTITY_URL=http://127.0.0.1:8081", "ORDERS_URL=http://127.0.0.1:8082"}
+			"IDENTITY_URL=" + s.url("identity"), "ORDERS_URL=" + s.url("orders")}
 	}},
 }
 
 type stack struct {
 	dir, bin, baseURL   string
+	portOffset          int
 	databaseURL         string
 	redisURL            string
 	secrets             map[string]string
@@ -69,10 +72,12 @@ func runStack(ctx context.Context, args []string) error {
 	dir := fs.String("data", ".run", "folder for local data and generated secrets")
 	bin := fs.String("bin", "bin", "folder with the built binaries")
 	seedValue := fs.Uint64("seed", 42, "demo data seed")
+	portOffset := fs.Int("port-offset", 0, "added to every process's port (gateway 8080, identity 8081, orders 8082)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	s := &stack{dir: *dir, bin: *bin, baseURL: "http://127.0.0.1:8080", seedValue: *seedValue}
+	s := &stack{dir: *dir, bin: *bin, portOffset: *portOffset, seedValue: *seedValue}
+	s.baseURL = s.url("gateway")
 	defer s.stop()
 	started := time.Now()
 	if err := s.start(ctx); err != nil {
@@ -112,13 +117,13 @@ func (s *stack) start(ctx context.Context) error {
 		}
 	}
 	for _, p := range processes {
-		env := append(append([]string{fmt.Sprintf("HTTP_ADDR=127.0.0.1:%d", p.port)}, common...), p.env(s)...)
+		env := append(append([]string{fmt.Sprintf("HTTP_ADDR=127.0.0.1:%d", s.port(p.name))}, common...), p.env(s)...)
 		c, err := startChild(p.name, filepath.Join(s.bin, p.name), env)
 		if err != nil {
 			return err
 		}
 		s.children = append(s.children, c)
-		if err := waitReady(ctx, c, p.port); err != nil {
+		if err := waitReady(ctx, c, s.port(p.name)); err != nil {
 			return err
 		}
 	}
@@ -194,7 +199,7 @@ func (s *stack) seedOnce(ctx context.Context) error {
 		return nil
 	}
 	cmd := exec.CommandContext(ctx, filepath.Join(s.bin, "seed"),
-		"--seed", fmt.Sprint(s.seedValue), "--identity-url", "http://127.0.0.1:8081", "--orders-url", "http://127.0.0.1:8082")
+		"--seed", fmt.Sprint(s.seedValue), "--identity-url", s.url("identity"), "--orders-url", s.url("orders"))
 	cmd.Env = append(os.Environ(), "ADMIN_TOKEN="+s.secrets["ADMIN_TOKEN"], "INGEST_TOKEN="+s.secrets["INGEST_TOKEN"])
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if err := cmd.Run(); err != nil {
@@ -251,6 +256,11 @@ Press Ctrl-C to stop.
 `, s.baseURL, access, seed.OwnerEmail, seed.AdminEmail, seed.DemoPassword, seed.DemoClientID, seed.DemoRedirectURI, restaurant, browser)
 	return nil
 }
+
+// url is the local base URL of a process.
+func (s *stack) url(name string) string { return fmt.Sprintf("http://127.0.0.1:%d", s.port(name)) }
+
+func (s *stack) port(name string) int { return ports[name] + s.portOffset }
 
 func (s *stack) anyExit() <-chan *child {
 	ch := make(chan *child, len(s.children))
