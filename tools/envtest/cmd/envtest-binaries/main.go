@@ -1,0 +1,27 @@
+// Command envtest-binaries builds (once) the kube-apiserver and etcd that the chart
+// checks' server-side dry-run uses, and prints the directory holding them:
+//
+//	cd tools && GOWORK=off go run ./envtest/cmd/envtest-binaries
+//
+// The output can be used as KUBEBUILDER_ASSETS for other envtest-based tests.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+
+	"partnerapi.dev/tools/envtest"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	dir, err := envtest.Binaries(ctx, os.Stderr)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	fmt.Println(dir)
+}
