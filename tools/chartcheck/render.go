@@ -125,6 +125,8 @@ type Object struct {
 	Labels map[string]string
 	// Annotations of the object's metadata.
 	Annotations map[string]string
+	// Manifest is the rendered YAML document, as Helm would send it.
+	Manifest string
 }
 
 // ID names the object in failure messages.
@@ -272,5 +274,6 @@ func decodeStrict(decoder runtime.Decoder, source, doc string) (*Object, error) 
 		Name:        meta.Metadata.Name,
 		Labels:      meta.Metadata.Labels,
 		Annotations: meta.Metadata.Annotations,
+		Manifest:    doc,
 	}, nil
 }
