@@ -1,0 +1,64 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	_ "github.com/jackc/pgx/v5/stdlib"
+	"partnerapi.dev/pkg/testenv"
+)
+
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+func line(id, status string) string {
+	return fmt.Sprintf(`{"restaurantId":"0b5a3c1e-8f51-4a0e-9b8e-1c1f0e6d2a01","timeZone":"Europe/Helsinki","dayStartHour":4,`+
+		`"currency":"EUR","country":"FI","orderId":%q,"restaurantOrderNumber":1,"receiptHash":"r","occurredAt":"2026-03-10T10:00:00Z",`+
+		`"orderType":"dine_in","tableNumber":1,"status":%q,"paymentMethod":"card","orderOrigin":{"kind":"pos","provider":null},`+
+		`"totalAmountMinor":100,"taxCountryCode":"FI","taxRatesAsOf":"2026-01-01","lines":[{"lineId":"l","name":"Soup","quantity":1,"taxEvidence":"snapshot"}]}`, id, status)
+}
+
+// import migrates, loads a file (fresh COPY), loads again (replacing), and
+// names the bad line of a broken file.
+func TestImportCommand(t *testing.T) {
+	url := testenv.NewDatabase(t, "empty", func(context.Context, string) error { return nil })
+	t.Setenv("DATABASE_URL", url)
+	dir := t.TempDir()
+	write := func(name string, lines ...string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	ctx := context.Background()
+	if err := run(ctx, []string{"import", "--batch", "2", "--file", write("a.ndjson", line("a", "paid"), line("b", "paid"), line("c", "paid"))}); err != nil {
+		t.Fatal(err)
+	}
+	if err := run(ctx, []string{"import", "--file", write("b.ndjson", line("a", "refunded"), line("d", "paid"))}); err != nil {
+		t.Fatal(err)
+	}
+	err := run(ctx, []string{"import", "--file", write("c.ndjson", line("e", "paid"), line("f", "lost"))})
+	if err == nil || !strings.Contains(err.Error(), "line 2") {
+		t.Fatalf("want the bad line named, got %v", err)
+	}
+	db, err := sql.Open("pgx", url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var n, refunded int
+	if err := db.QueryRow(`SELECT count(*), count(*) FILTER (WHERE status = 'refunded') FROM orders.orders`).Scan(&n, &refunded); err != nil {
+		t.Fatal(err)
+	}
+	if n != 4 || refunded != 1 {
+		t.Fatalf("%d orders, %d refunded; want 4 and 1", n, refunded)
+	}
+	if err := run(ctx, []string{"nonsense"}); err == nil {
+		t.Fatal("unknown command accepted")
+	}
+}
