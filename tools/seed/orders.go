@@ -309,30 +309,28 @@ func (g Generator) GenerateOrders(d Directory, size Size, w io.Writer, progress 
 	}
 
 	// Restaurants are generated in parallel (each from its own random
-	// source) and written in directory order, so output stays identical.
+	// source) in chunks of orders, and written in directory order, so output
+	// stays identical and memory stays bounded by the chunk queues.
 	type result struct {
-		buf  *bytes.Buffer
-		err  error
-		done chan struct{}
+		chunks chan []byte
+		err    error // set before chunks is closed
 	}
 	results := make([]*result, len(plans))
 	for i := range results {
-		results[i] = &result{done: make(chan struct{})}
+		results[i] = &result{chunks: make(chan []byte, 16)}
 	}
-	workers := 2
+	const workers = 2
 	sem := make(chan struct{}, workers)
 	var wg sync.WaitGroup
 	go func() {
 		for i, p := range plans {
 			sem <- struct{}{}
 			wg.Add(1)
-			go func(i int, p orderPlan) {
+			go func(res *result, p orderPlan) {
 				defer wg.Done()
-				res := results[i]
-				res.buf = &bytes.Buffer{}
-				res.err = g.restaurantOrders(p, res.buf)
-				close(res.done)
-			}(i, p)
+				res.err = g.restaurantOrders(p, func(chunk []byte) { res.chunks <- chunk })
+				close(res.chunks)
+			}(results[i], p)
 		}
 	}()
 	bw := bufio.NewWriterSize(w, 1<<20)
@@ -340,20 +338,25 @@ func (g Generator) GenerateOrders(d Directory, size Size, w io.Writer, progress 
 	var firstErr error
 	for i, p := range plans {
 		res := results[i]
-		<-res.done
-		if firstErr == nil {
-			if res.err != nil {
-				firstErr = res.err
-			} else if _, err := bw.Write(res.buf.Bytes()); err != nil {
+		written := 0
+		for chunk := range res.chunks {
+			if firstErr != nil {
+				continue // drain so the worker finishes
+			}
+			if _, err := bw.Write(chunk); err != nil {
 				firstErr = err
+				continue
+			}
+			written += bytes.Count(chunk, []byte{'\n'})
+			if progress != nil {
+				progress(done+written, total)
 			}
 		}
-		res.buf = nil
+		if firstErr == nil && res.err != nil {
+			firstErr = res.err
+		}
 		<-sem
 		done += p.count
-		if progress != nil && firstErr == nil {
-			progress(done, total)
-		}
 	}
 	wg.Wait()
 	if firstErr != nil {
@@ -390,7 +393,7 @@ func (g Generator) orderPlans(d Directory, size Size) ([]orderPlan, error) {
 }
 
 // restaurantOrders writes one restaurant's history.
-func (g Generator) restaurantOrders(p orderPlan, w *bytes.Buffer) error {
+func (g Generator) restaurantOrders(p orderPlan, emit func(chunk []byte)) error {
 	r := p.r
 	loc, err := time.LoadLocation(r.TimeZone)
 	if err != nil {
@@ -400,8 +403,10 @@ func (g Generator) restaurantOrders(p orderPlan, w *bytes.Buffer) error {
 	cat := g.catalogFor(r)
 	end, _ := time.Parse(time.DateOnly, OrdersEndDate)
 	first := end.AddDate(0, 0, -(OrderDays - 1))
-	enc := json.NewEncoder(w)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
+	inChunk := 0
 	number := int64(1000 + rnd.IntN(9000))
 	var minutes []int
 	for day := range OrderDays {
@@ -423,7 +428,15 @@ func (g Generator) restaurantOrders(p orderPlan, w *bytes.Buffer) error {
 			if err := enc.Encode(o); err != nil {
 				return err
 			}
+			if inChunk++; inChunk == 1000 {
+				emit(bytes.Clone(buf.Bytes()))
+				buf.Reset()
+				inChunk = 0
+			}
 		}
+	}
+	if buf.Len() > 0 {
+		emit(bytes.Clone(buf.Bytes()))
 	}
 	return nil
 }
