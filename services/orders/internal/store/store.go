@@ -153,7 +153,7 @@ func (s *Store) replace(ctx context.Context, conn *sql.Conn, stages []*stage, n 
 					}
 				}
 			}
-			sqls.WriteString("INSERT INTO order_item_names (restaurant_id, name) SELECT restaurant_id, name FROM stage_names ON CONFLICT DO NOTHING;")
+			sqls.WriteString("INSERT INTO order_item_names (restaurant_id, name) SELECT restaurant_id, name FROM stage_names ORDER BY 1, 2 ON CONFLICT DO NOTHING;")
 			if _, err := tx.Exec(ctx, sqls.String()); err != nil {
 				return fmt.Errorf("replace orders: %w", err)
 			}

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -69,5 +70,37 @@ func TestFreshLoadFallsBackToReplace(t *testing.T) {
 	}
 	if err := s.DB.QueryRow(`SELECT count(*) FROM order_item_names`).Scan(&n); err != nil || n != 3 {
 		t.Fatalf("%d distinct names, %v", n, err)
+	}
+}
+
+// Concurrent batches that share orders and item names serialise without
+// deadlocks, and every order ends up stored once.
+func TestConcurrentReplace(t *testing.T) {
+	s := openStore(t)
+	ctx := context.Background()
+	names := []string{"Soup", "Cake", "Tea", "Coffee", "Bun", "Pie"}
+	errs := make(chan error, 8)
+	for w := range 8 {
+		go func() {
+			var batch []domain.Order
+			for i := range 40 {
+				k := (i*7 + w*13) % 40 // each worker its own order of the same ids
+				batch = append(batch, sampleOrder(fmt.Sprintf("o%02d", k), "paid", names[(k+w)%6], names[(k+w+1)%6]))
+			}
+			errs <- s.Replace(ctx, batch)
+		}()
+	}
+	for range 8 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	var n, lines int
+	if err := s.DB.QueryRow(`SELECT count(*), sum(line_count) FROM orders`).Scan(&n, &lines); err != nil || n != 40 || lines != 80 {
+		t.Fatalf("%d orders with %d lines (%v); want 40 with 80", n, lines, err)
+	}
+	var stored int
+	if err := s.DB.QueryRow(`SELECT count(*) FROM order_lines`).Scan(&stored); err != nil || stored != 80 {
+		t.Fatalf("%d line rows; want 80", stored)
 	}
 }
