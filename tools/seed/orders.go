@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -233,7 +234,7 @@ var menus = map[string][]menuItem{
 		{"Räksmörgås", "Varmrätter", "food", "reduced", 17900, nil},
 		{"Vegetarisk pytt i panna", "Varmrätter", "food", "reduced", 15900, sidesSE[2:]},
 		{"Laxpudding", "Varmrätter", "food", "reduced", 17500, nil},
-		{"Hamburgare", "Varmrätter", "food", "reduced", 17900, sidesSE},
+		{"Smashburgare", "Varmrätter", "food", "reduced", 17900, sidesSE},
 		{"Kladdkaka", "Desserter", "food", "reduced", 7900, nil},
 		{"Kanelbulle", "Desserter", "food", "reduced", 4500, nil},
 		{"Prinsesstårta", "Desserter", "food", "reduced", 6900, nil},
@@ -378,7 +379,7 @@ func (g Generator) orderPlans(d Directory, size Size) ([]orderPlan, error) {
 			bench = append(bench, r)
 			continue
 		}
-		plans = append(plans, orderPlan{r: r, count: OrderDays * (6 + int(g.Rand("orders/volume/"+r.RestaurantID).IntN(6)))})
+		plans = append(plans, orderPlan{r: r, count: OrderDays * (6 + g.Rand("orders/volume/"+r.RestaurantID).IntN(6))})
 	}
 	if size == SizeBench {
 		for i, r := range bench {
@@ -464,14 +465,11 @@ func orderMinute(rnd *rand.Rand, dayStartHour int) int {
 }
 
 func hexID(rnd *rand.Rand, prefix string, n int) string {
-	b := make([]byte, n)
+	b := make([]byte, (n+7)/8*8)
 	for i := 0; i < n; i += 8 {
-		v := rnd.Uint64()
-		for j := 0; j < 8 && i+j < n; j++ {
-			b[i+j] = byte(v >> (8 * j))
-		}
+		binary.LittleEndian.PutUint64(b[i:], rnd.Uint64())
 	}
-	return prefix + hex.EncodeToString(b)
+	return prefix + hex.EncodeToString(b[:n])
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -196,7 +196,7 @@ func TestLoadOrdersBatches(t *testing.T) {
 		posts++
 		lines += bytes.Count(body, []byte("\n"))
 		mu.Unlock()
-		w.Write([]byte(`{"data":{}}`))
+		_, _ = w.Write([]byte(`{"data":{}}`))
 	}))
 	defer srv.Close()
 	raw := generateDemoOrders(t, 3)

@@ -219,9 +219,4 @@ func hel(y int, m time.Month, d, h, min int) time.Time {
 	return time.Date(y, m, d, h, min, 0, 0, loc)
 }
 
-func nyc(y int, m time.Month, d, h, min int) time.Time {
-	loc, _ := time.LoadLocation("America/New_York")
-	return time.Date(y, m, d, h, min, 0, 0, loc)
-}
-
 var _ = fmt.Sprint

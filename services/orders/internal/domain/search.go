@@ -198,7 +198,7 @@ func ParseSearch(q url.Values, restaurantID string, loc *time.Location, dayStart
 		req.Scope = ScopeDateRange
 	default:
 		for _, k := range keys {
-			if !slices.Contains(NonFilterParams, k) && !(k == "status" && q.Get(k) == "any") {
+			if !slices.Contains(NonFilterParams, k) && (k != "status" || q.Get(k) != "any") {
 				return req, Invalid("start_date", "Filter %s needs start_date and end_date (a range of at most %d days); only order_id may search all history.", k, MaxDateRangeDays)
 			}
 		}

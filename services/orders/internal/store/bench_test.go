@@ -149,18 +149,24 @@ func pickTarget(ctx context.Context, s *store.Store) (benchTarget, error) {
 		bd bizdate.Date
 	}
 	var sample []obs
-	rows, err := s.DB.QueryContext(ctx, `SELECT occurred_at, business_date FROM orders WHERE restaurant_id = $1 ORDER BY occurred_at DESC LIMIT 2000`, t.restaurantID)
+	err := func() error {
+		rows, err := s.DB.QueryContext(ctx, `SELECT occurred_at, business_date FROM orders WHERE restaurant_id = $1 ORDER BY occurred_at DESC LIMIT 2000`, t.restaurantID)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var at, bd time.Time
+			if err := rows.Scan(&at, &bd); err != nil {
+				return err
+			}
+			sample = append(sample, obs{at, bizdate.FromTime(bd.UTC())})
+		}
+		return rows.Err()
+	}()
 	if err != nil {
 		return t, err
 	}
-	for rows.Next() {
-		var at, bd time.Time
-		if err := rows.Scan(&at, &bd); err != nil {
-			return t, err
-		}
-		sample = append(sample, obs{at, bizdate.FromTime(bd.UTC())})
-	}
-	rows.Close()
 	found := false
 	for _, zone := range []string{"Europe/Helsinki", "Europe/Stockholm", "America/New_York"} {
 		loc, _ := time.LoadLocation(zone)
@@ -196,19 +202,25 @@ func pickTarget(ctx context.Context, s *store.Store) (benchTarget, error) {
 	if i := strings.IndexByte(t.itemWord, ' '); i >= 4 {
 		t.itemWord = t.itemWord[:i]
 	}
-	names, err := s.DB.QueryContext(ctx, `SELECT name FROM order_item_names WHERE restaurant_id = $1`, t.restaurantID)
+	var all []string
+	err = func() error {
+		names, err := s.DB.QueryContext(ctx, `SELECT name FROM order_item_names WHERE restaurant_id = $1`, t.restaurantID)
+		if err != nil {
+			return err
+		}
+		defer names.Close()
+		for names.Next() {
+			var n string
+			if err := names.Scan(&n); err != nil {
+				return err
+			}
+			all = append(all, n)
+		}
+		return names.Err()
+	}()
 	if err != nil {
 		return t, err
 	}
-	var all []string
-	for names.Next() {
-		var n string
-		if err := names.Scan(&n); err != nil {
-			return t, err
-		}
-		all = append(all, n)
-	}
-	names.Close()
 	fewest := -1
 	for _, n := range all {
 		var c int

@@ -169,7 +169,7 @@ func ItemKey(restaurantID, lowerName string) int64 {
 	h.Write([]byte(restaurantID))
 	h.Write([]byte{0})
 	h.Write([]byte(lowerName))
-	return int64(h.Sum64())
+	return int64(h.Sum64()) //nolint:gosec // a hash: wrapping into the signed range is intended
 }
 
 func appendRows(stages []*stage, o domain.Order, names map[[2]string]bool) error {
@@ -188,11 +188,11 @@ func appendRows(stages []*stage, o domain.Order, names map[[2]string]bool) error
 	}
 	stages[0].rows = append(stages[0].rows, []any{
 		rid, oid, o.RestaurantOrderNumber, o.ReceiptHash, o.OccurredAt, o.BusinessDate.Time(),
-		int16(o.LocalMinute), o.OrderType, intPtr(o.TableNumber), o.Status, o.RecordedPaymentMethod, o.PaymentMethod,
+		o.LocalMinute, o.OrderType, o.TableNumber, o.Status, o.RecordedPaymentMethod, o.PaymentMethod,
 		o.Origin.Kind, o.Origin.Provider, o.OriginalAmountMinor, o.TotalAmountMinor, o.VatMinor,
 		o.RefundAmountMinor, o.DiscountAmountMinor, o.GrossSalesMinor, o.NetSalesMinor, o.TipAmountMinor,
-		o.Currency, o.VatAllocationMethod, o.TaxCountryCode, o.TaxRatesAsOf.Time(), int32(o.LineCount),
-		int32(o.RefundedItemCount), int32(o.PaymentReferenceCount), o.ItemNames(), keys,
+		o.Currency, o.VatAllocationMethod, o.TaxCountryCode, o.TaxRatesAsOf.Time(), o.LineCount,
+		o.RefundedItemCount, o.PaymentReferenceCount, o.ItemNames(), keys,
 	})
 	for i, l := range o.Lines {
 		rates, err := json.Marshal(l.VatRates)
@@ -205,36 +205,28 @@ func appendRows(stages []*stage, o domain.Order, names map[[2]string]bool) error
 			asOf = &t
 		}
 		stages[1].rows = append(stages[1].rows, []any{
-			rid, oid, int32(i), l.LineID, l.CatalogItemID, l.CatalogItemKind, l.CatalogCategoryID, l.MenuID,
-			l.Name, l.Category, l.ItemType, int32(l.Quantity), l.UnitPriceMinor, l.OriginalUnitPriceMinor,
+			rid, oid, i, l.LineID, l.CatalogItemID, l.CatalogItemKind, l.CatalogCategoryID, l.MenuID,
+			l.Name, l.Category, l.ItemType, l.Quantity, l.UnitPriceMinor, l.OriginalUnitPriceMinor,
 			l.GrossAmountMinor, l.DiscountAmountMinor, l.VatAmountMinor, l.TaxEvidence, l.TaxCountryCode, asOf, rates,
 		})
 		for j, opt := range l.SelectedOptions {
 			stages[2].rows = append(stages[2].rows, []any{
-				rid, oid, int32(i), int32(j), opt.OptionID, opt.OptionGroupID, opt.Name, int32(opt.Quantity),
+				rid, oid, i, j, opt.OptionID, opt.OptionGroupID, opt.Name, opt.Quantity,
 				opt.UnitPriceMinor, opt.GrossAmountMinor, opt.VatAmountMinor,
 			})
 		}
 	}
 	for i, v := range o.VatRows {
-		stages[3].rows = append(stages[3].rows, []any{rid, oid, int32(i), v.Category, int32(v.RateBps), v.GrossAmountMinor, v.NetAmountMinor, v.VatAmountMinor})
+		stages[3].rows = append(stages[3].rows, []any{rid, oid, i, v.Category, v.RateBps, v.GrossAmountMinor, v.NetAmountMinor, v.VatAmountMinor})
 	}
 	for i, r := range o.RefundedItems {
-		stages[4].rows = append(stages[4].rows, []any{rid, oid, int32(i), r.LineID, r.CatalogItemID, r.Name, int32(r.Quantity), r.AmountMinor, r.RefundedAt})
+		stages[4].rows = append(stages[4].rows, []any{rid, oid, i, r.LineID, r.CatalogItemID, r.Name, r.Quantity, r.AmountMinor, r.RefundedAt})
 	}
 	for i, p := range o.PaymentReferences {
-		stages[5].rows = append(stages[5].rows, []any{rid, oid, int32(i), p.Provider, p.ReceiptHash, p.CheckoutID, p.TransactionID,
+		stages[5].rows = append(stages[5].rows, []any{rid, oid, i, p.Provider, p.ReceiptHash, p.CheckoutID, p.TransactionID,
 			p.TransactionCode, p.SessionID, p.RecordedAmountMinor, p.Currency, p.CreatedAt})
 	}
 	return nil
-}
-
-func intPtr(p *int) *int32 {
-	if p == nil {
-		return nil
-	}
-	v := int32(*p)
-	return &v
 }
 
 const summaryColumns = `order_id, restaurant_order_number, receipt_hash, occurred_at, business_date, order_type,
@@ -353,21 +345,16 @@ const recentCandidates = 400
 // index, whose posting lists are per restaurant and name.
 func (s *Store) searchItemName(ctx context.Context, f domain.Filter, where []string, args []any) ([]domain.Order, error) {
 	pattern := "%" + escapeLike(strings.ToLower(*f.ItemName)) + "%"
-	rows, err := s.DB.QueryContext(ctx, `SELECT name FROM order_item_names WHERE restaurant_id = $1 AND name LIKE $2 LIMIT 1001`, f.RestaurantID, pattern)
-	if err != nil {
-		return nil, err
-	}
 	var keys []int64
-	for rows.Next() {
+	err := queryAll(ctx, s.DB, `SELECT name FROM order_item_names WHERE restaurant_id = $1 AND name LIKE $2 LIMIT 1001`, func(rows *sql.Rows) error {
 		var name string
 		if err := rows.Scan(&name); err != nil {
-			rows.Close()
-			return nil, err
+			return err
 		}
 		keys = append(keys, ItemKey(f.RestaurantID, name))
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+		return nil
+	}, f.RestaurantID, pattern)
+	if err != nil {
 		return nil, err
 	}
 	if len(keys) == 0 {
@@ -429,16 +416,11 @@ func (s *Store) loadLines(ctx context.Context, restaurantID string, orders []dom
 		index[o.OrderID] = i
 		orders[i].Lines = []domain.Line{}
 	}
-	rows, err := s.DB.QueryContext(ctx, `SELECT order_id, line_id, catalog_item_id, catalog_item_kind, catalog_category_id,
+	err := queryAll(ctx, s.DB, `SELECT order_id, line_id, catalog_item_id, catalog_item_kind, catalog_category_id,
 		menu_id, name, category, item_type, quantity, unit_price_minor, original_unit_price_minor, gross_amount_minor,
 		discount_amount_minor, vat_amount_minor, tax_evidence, tax_country_code, tax_rates_as_of, vat_rates
 		FROM order_lines WHERE restaurant_id = $1 AND order_id = ANY($2) AND position < $3
-		ORDER BY order_id, position`, restaurantID, ids, lineCap)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	for rows.Next() {
+		ORDER BY order_id, position`, func(rows *sql.Rows) error {
 		var oid string
 		var l domain.Line
 		var asOf sql.NullTime
@@ -460,24 +442,19 @@ func (s *Store) loadLines(ctx context.Context, restaurantID string, orders []dom
 		l.SelectedOptions = []domain.SelectedOption{}
 		i := index[oid]
 		orders[i].Lines = append(orders[i].Lines, l)
-	}
-	if err := rows.Err(); err != nil {
-		return err
-	}
-	rows.Close()
-	orows, err := s.DB.QueryContext(ctx, `SELECT order_id, line_position, option_id, option_group_id, name, quantity,
-		unit_price_minor, gross_amount_minor, vat_amount_minor
-		FROM order_line_options WHERE restaurant_id = $1 AND order_id = ANY($2) AND line_position < $3
-		ORDER BY order_id, line_position, position`, restaurantID, ids, lineCap)
+		return nil
+	}, restaurantID, ids, lineCap)
 	if err != nil {
 		return err
 	}
-	defer orows.Close()
-	for orows.Next() {
+	return queryAll(ctx, s.DB, `SELECT order_id, line_position, option_id, option_group_id, name, quantity,
+		unit_price_minor, gross_amount_minor, vat_amount_minor
+		FROM order_line_options WHERE restaurant_id = $1 AND order_id = ANY($2) AND line_position < $3
+		ORDER BY order_id, line_position, position`, func(rows *sql.Rows) error {
 		var oid string
 		var lp int
 		var opt domain.SelectedOption
-		if err := orows.Scan(&oid, &lp, &opt.OptionID, &opt.OptionGroupID, &opt.Name, &opt.Quantity,
+		if err := rows.Scan(&oid, &lp, &opt.OptionID, &opt.OptionGroupID, &opt.Name, &opt.Quantity,
 			&opt.UnitPriceMinor, &opt.GrossAmountMinor, &opt.VatAmountMinor); err != nil {
 			return err
 		}
@@ -485,8 +462,23 @@ func (s *Store) loadLines(ctx context.Context, restaurantID string, orders []dom
 		if lp < len(lines) {
 			lines[lp].SelectedOptions = append(lines[lp].SelectedOptions, opt)
 		}
+		return nil
+	}, restaurantID, ids, lineCap)
+}
+
+// queryAll runs q and calls scan for every row.
+func queryAll(ctx context.Context, db *sql.DB, q string, scan func(*sql.Rows) error, args ...any) error {
+	rows, err := db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return err
 	}
-	return orows.Err()
+	defer rows.Close()
+	for rows.Next() {
+		if err := scan(rows); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
 }
 
 // Get reads one order of a restaurant with its capped children.
@@ -506,42 +498,31 @@ func (s *Store) Get(ctx context.Context, restaurantID, orderID string) (domain.O
 	o = orders[0]
 
 	o.VatRows = []domain.VatRow{}
-	rows, err := s.DB.QueryContext(ctx, `SELECT category, rate_bps, gross_amount_minor, net_amount_minor, vat_amount_minor
-		FROM order_vat_rows WHERE restaurant_id = $1 AND order_id = $2 ORDER BY position`, restaurantID, orderID)
-	if err != nil {
-		return o, err
-	}
-	for rows.Next() {
+	err = queryAll(ctx, s.DB, `SELECT category, rate_bps, gross_amount_minor, net_amount_minor, vat_amount_minor
+		FROM order_vat_rows WHERE restaurant_id = $1 AND order_id = $2 ORDER BY position`, func(rows *sql.Rows) error {
 		var v domain.VatRow
 		if err := rows.Scan(&v.Category, &v.RateBps, &v.GrossAmountMinor, &v.NetAmountMinor, &v.VatAmountMinor); err != nil {
-			rows.Close()
-			return o, err
+			return err
 		}
 		o.VatRows = append(o.VatRows, v)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+		return nil
+	}, restaurantID, orderID)
+	if err != nil {
 		return o, err
 	}
 
 	o.RefundedItems = []domain.RefundedItem{}
-	rows, err = s.DB.QueryContext(ctx, `SELECT line_id, catalog_item_id, name, quantity, amount_minor, refunded_at
-		FROM order_refunded_items WHERE restaurant_id = $1 AND order_id = $2 AND position < $3 ORDER BY position`,
-		restaurantID, orderID, domain.RefundedItemCap)
-	if err != nil {
-		return o, err
-	}
-	for rows.Next() {
+	err = queryAll(ctx, s.DB, `SELECT line_id, catalog_item_id, name, quantity, amount_minor, refunded_at
+		FROM order_refunded_items WHERE restaurant_id = $1 AND order_id = $2 AND position < $3 ORDER BY position`, func(rows *sql.Rows) error {
 		var r domain.RefundedItem
 		if err := rows.Scan(&r.LineID, &r.CatalogItemID, &r.Name, &r.Quantity, &r.AmountMinor, &r.RefundedAt); err != nil {
-			rows.Close()
-			return o, err
+			return err
 		}
 		r.RefundedAt = r.RefundedAt.UTC()
 		o.RefundedItems = append(o.RefundedItems, r)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+		return nil
+	}, restaurantID, orderID, domain.RefundedItemCap)
+	if err != nil {
 		return o, err
 	}
 
