@@ -8,7 +8,7 @@ SHELL := /usr/bin/env bash
 MODULES := pkg gateway services/identity services/orders tools
 # Binaries built into bin/.
 COMMANDS := ./gateway/cmd/gateway ./services/identity/cmd/identity ./services/identity/cmd/partnerctl \
-            ./services/orders/cmd/orders ./tools/cmd/devstack ./tools/cmd/seed
+            ./services/orders/cmd/orders ./tools/cmd/devstack ./tools/cmd/seed ./tools/cmd/loadgen
 
 GOLANGCI_LINT_VERSION := v2.15.0
 TOOLS_BIN := $(CURDIR)/.cache/bin
@@ -41,14 +41,19 @@ test-modules: ## (inner) Test each module alone with GOWORK=off; expects TEST_DA
 	done
 
 .PHONY: bench
-bench: ## Run the Go benchmarks of every module against real Postgres and Redis
+bench: build ## Go benchmarks of every module, then the gateway load test (vegeta) against the running system
 	go run ./tools/cmd/devstack env -- $(MAKE) --no-print-directory bench-modules
+	bin/loadgen gateway
 
 .PHONY: bench-modules
 bench-modules:
 	@for m in $(MODULES); do \
 	  (cd $$m && GOWORK=off go test -run '^$$' -bench '$(BENCH)' -benchtime $(BENCH_TIME) -benchmem ./...) || exit 1; \
 	done
+
+.PHONY: bench-orders
+bench-orders: build ## Load 1,000,000 orders, then measure every search filter class at the service and through the gateway
+	bin/loadgen orders
 
 .PHONY: lint
 lint: $(TOOLS_BIN)/golangci-lint ## Run golangci-lint (pinned) on every module
