@@ -62,6 +62,15 @@ lint: $(TOOLS_BIN)/golangci-lint ## Run golangci-lint (pinned) on every module
 $(TOOLS_BIN)/golangci-lint:
 	GOBIN=$(TOOLS_BIN) GOWORK=off go install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
 
+.PHONY: gen
+gen: ## Regenerate generated files (pkg/apispec/openapi.json from openapi.yaml)
+	cd pkg && GOWORK=off go generate ./...
+
+.PHONY: gen-check
+gen-check: ## Fail when a generated file is stale
+	@$(MAKE) --no-print-directory gen
+	@git diff --exit-code -- pkg/apispec/openapi.json || { echo "generated files are stale: run make gen and commit"; exit 1; }
+
 .PHONY: tidy
 tidy: ## go mod tidy in every module
 	@for m in $(MODULES); do (cd $$m && GOWORK=off go mod tidy) || exit 1; done
