@@ -30,8 +30,12 @@ run: build ## Start the whole system locally with demo data and print a demo tok
 	bin/devstack run
 
 .PHONY: test
-test: ## Run every module's tests (-race, real Postgres and Redis) and the chart checks
+test: envtest-binaries ## Run every module's tests (-race, real Postgres and Redis) and the chart checks
 	go run ./tools/cmd/devstack env -- $(MAKE) --no-print-directory test-modules
+
+.PHONY: envtest-binaries
+envtest-binaries: ## Build (once, cached in ~/.cache/partnerapi) the kube-apiserver and etcd the chart dry-run uses
+	cd tools && GOWORK=off go run ./envtest/cmd/envtest-binaries
 
 .PHONY: test-modules
 test-modules: ## (inner) Test each module alone with GOWORK=off; expects TEST_DATABASE_URL/TEST_REDIS_URL or starts servers itself
