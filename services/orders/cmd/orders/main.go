@@ -8,11 +8,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
+	"runtime/pprof"
 	"time"
 
 	"partnerapi.dev/pkg/config"
@@ -94,9 +96,21 @@ func migrate(ctx context.Context) error {
 func importOrders(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("import", flag.ContinueOnError)
 	file := fs.String("file", "", "NDJSON file of orders (default: standard input)")
-	batch := fs.Int("batch", 10000, "orders per transaction")
+	batch := fs.Int("batch", 10000, "orders per transaction (per COPY into an empty schema)")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the import to this file (go tool pprof)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
 	}
 	var in io.Reader = os.Stdin
 	if *file != "" && *file != "-" {
@@ -115,21 +129,35 @@ func importOrders(ctx context.Context, args []string) error {
 	if _, err := db.Migrate(ctx, migrations.FS); err != nil {
 		return err
 	}
-	// Into an empty schema, batches are COPYed straight into the tables.
-	var existing bool
-	if err := db.SQL.QueryRowContext(ctx, "SELECT EXISTS (SELECT 1 FROM orders)").Scan(&existing); err != nil {
-		return err
-	}
 	start := time.Now()
 	last := start
-	n, err := domain.Ingestion{Repo: &store.Store{DB: db.SQL, FreshLoad: !existing}, BatchSize: *batch}.Ingest(ctx, in, func(stored int) {
+	progress := func(stored int) {
 		if time.Since(last) > 5*time.Second {
 			last = time.Now()
 			slog.Info("importing orders", "stored", stored, "elapsed", time.Since(start).Round(time.Second).String())
 		}
+	}
+	st := &store.Store{DB: db.SQL}
+	// Into an empty schema: one transaction that COPYs every batch and
+	// rebuilds the indexes at the end; all or nothing.
+	n := 0
+	err = st.BulkLoad(ctx, func(sink domain.BatchSink) error {
+		var err error
+		n, err = domain.Ingestion{Repo: st, BatchSize: *batch, Sink: sink}.Ingest(ctx, in, progress)
+		if err == nil {
+			slog.Info("orders copied, building indexes", "orders", n, "elapsed", time.Since(start).Round(time.Second).String())
+		}
+		return err
 	})
-	if err != nil {
-		return fmt.Errorf("import stopped after %d orders: %w", n, err)
+	switch {
+	case errors.Is(err, store.ErrNotEmpty):
+		// Batches through the replacing upsert, each its own transaction.
+		n, err = domain.Ingestion{Repo: st, BatchSize: *batch}.Ingest(ctx, in, progress)
+		if err != nil {
+			return fmt.Errorf("import stopped after %d orders: %w", n, err)
+		}
+	case err != nil:
+		return fmt.Errorf("import into the empty schema failed, nothing was stored: %w", err)
 	}
 	if _, err := db.SQL.ExecContext(ctx, "ANALYZE orders, order_lines, order_line_options"); err != nil {
 		return err

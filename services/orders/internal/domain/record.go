@@ -7,10 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"partnerapi.dev/pkg/bizdate"
 )
@@ -49,12 +49,53 @@ type Record struct {
 	PaymentReferences     []PaymentReference `json:"paymentReferences"`
 }
 
-var (
-	uuidPattern     = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
-	currencyPattern = regexp.MustCompile(`^[A-Z]{3}$`)
-	countryPattern  = regexp.MustCompile(`^[A-Z]{2}$`)
-	keyPattern      = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
-)
+// isUUID: 8-4-4-4-12 hex digits, either case.
+func isUUID(s string) bool {
+	if len(s) != 36 {
+		return false
+	}
+	for i := range len(s) {
+		c := s[i]
+		switch i {
+		case 8, 13, 18, 23:
+			if c != '-' {
+				return false
+			}
+		default:
+			if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// isUpperCode: exactly n letters A-Z (currency EUR, country FI).
+func isUpperCode(s string, n int) bool {
+	if len(s) != n {
+		return false
+	}
+	for i := range len(s) {
+		if s[i] < 'A' || s[i] > 'Z' {
+			return false
+		}
+	}
+	return true
+}
+
+// isKey: a lower-case key such as dine_in: [a-z][a-z0-9_]{0,63}.
+func isKey(s string) bool {
+	if len(s) < 1 || len(s) > 64 || s[0] < 'a' || s[0] > 'z' {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
 
 // ParseRecords reads an NDJSON stream of records, calling fn with each order
 // (blank lines are skipped). An invalid line stops the read with an
@@ -89,10 +130,13 @@ func ParseRecords(r io.Reader, fn func(line int, o Order) error) error {
 // ParseRecord decodes and validates one record. locs caches loaded time zones.
 func ParseRecord(raw []byte, locs map[string]*time.Location) (Order, error) {
 	var rec Record
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&rec); err != nil {
-		return Order{}, describeJSON(err)
+	if !decodeFast(raw, &rec) {
+		rec = Record{}
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&rec); err != nil {
+			return Order{}, describeJSON(err)
+		}
 	}
 	return rec.Order(locs)
 }
@@ -118,7 +162,7 @@ func describeJSON(err error) *InvalidError {
 // Order validates the record and computes what the service derives at
 // ingestion: business date, local minute, effective payment method.
 func (r Record) Order(locs map[string]*time.Location) (Order, error) {
-	if !uuidPattern.MatchString(r.RestaurantID) {
+	if !isUUID(r.RestaurantID) {
 		return Order{}, Invalid("restaurantId", "restaurantId must be a UUID")
 	}
 	loc, ok := locs[r.TimeZone]
@@ -137,13 +181,13 @@ func (r Record) Order(locs map[string]*time.Location) (Order, error) {
 	if r.DayStartHour == nil || *r.DayStartHour < 0 || *r.DayStartHour > 23 {
 		return Order{}, Invalid("dayStartHour", "dayStartHour is required, 0 to 23")
 	}
-	if !currencyPattern.MatchString(r.Currency) {
+	if !isUpperCode(r.Currency, 3) {
 		return Order{}, Invalid("currency", "currency must be a three-letter upper-case code")
 	}
-	if !countryPattern.MatchString(r.Country) {
+	if !isUpperCode(r.Country, 2) {
 		return Order{}, Invalid("country", "country must be a two-letter upper-case code")
 	}
-	if n := len([]rune(r.OrderID)); n < 1 || n > MaxOrderIDLength {
+	if n := utf8.RuneCountInString(r.OrderID); n < 1 || n > MaxOrderIDLength {
 		return Order{}, Invalid("orderId", "orderId must be 1 to 255 characters")
 	}
 	if r.RestaurantOrderNumber < 1 {
@@ -155,7 +199,7 @@ func (r Record) Order(locs map[string]*time.Location) (Order, error) {
 	if r.OccurredAt == nil {
 		return Order{}, Invalid("occurredAt", "occurredAt is required (RFC 3339 timestamp)")
 	}
-	if !keyPattern.MatchString(r.OrderType) {
+	if !isKey(r.OrderType) {
 		return Order{}, Invalid("orderType", "orderType is required, e.g. dine_in or takeaway")
 	}
 	if r.TableNumber != nil && *r.TableNumber < 0 {
@@ -167,36 +211,39 @@ func (r Record) Order(locs map[string]*time.Location) (Order, error) {
 	if !slices.Contains(PaymentMethods, r.PaymentMethod) {
 		return Order{}, Invalid("paymentMethod", "paymentMethod must be one of %s", strings.Join(PaymentMethods, ", "))
 	}
-	if r.OrderOrigin == nil || !keyPattern.MatchString(r.OrderOrigin.Kind) {
+	if r.OrderOrigin == nil || !isKey(r.OrderOrigin.Kind) {
 		return Order{}, Invalid("orderOrigin", "orderOrigin.kind is required")
 	}
-	for name, v := range map[string]int64{
-		"originalAmountMinor": r.OriginalAmountMinor, "totalAmountMinor": r.TotalAmountMinor, "vatMinor": r.VatMinor,
-		"refundAmountMinor": r.RefundAmountMinor, "discountAmountMinor": r.DiscountAmountMinor,
-		"grossSalesMinor": r.GrossSalesMinor, "tipAmountMinor": r.TipAmountMinor,
+	for _, a := range [...]struct {
+		name string
+		v    int64
+	}{
+		{"originalAmountMinor", r.OriginalAmountMinor}, {"totalAmountMinor", r.TotalAmountMinor}, {"vatMinor", r.VatMinor},
+		{"refundAmountMinor", r.RefundAmountMinor}, {"discountAmountMinor", r.DiscountAmountMinor},
+		{"grossSalesMinor", r.GrossSalesMinor}, {"tipAmountMinor", r.TipAmountMinor},
 	} {
-		if v < 0 {
-			return Order{}, Invalid(name, "%s must be 0 or more", name)
+		if a.v < 0 {
+			return Order{}, Invalid(a.name, "%s must be 0 or more", a.name)
 		}
 	}
 	if r.VatAllocationMethod == "" {
 		r.VatAllocationMethod = "stored"
 	}
-	if !countryPattern.MatchString(r.TaxCountryCode) {
+	if !isUpperCode(r.TaxCountryCode, 2) {
 		return Order{}, Invalid("taxCountryCode", "taxCountryCode must be a two-letter upper-case code")
 	}
 	if r.TaxRatesAsOf == nil {
 		return Order{}, Invalid("taxRatesAsOf", "taxRatesAsOf is required (YYYY-MM-DD)")
 	}
 	for i, l := range r.Lines {
-		f := fmt.Sprintf("lines[%d]", i)
+		f := func() string { return fmt.Sprintf("lines[%d]", i) } // only for the error
 		switch {
 		case l.LineID == "" || len(l.LineID) > 255:
-			return Order{}, Invalid(f+".lineId", "%s.lineId must be 1 to 255 characters", f)
+			return Order{}, Invalid(f()+".lineId", "%s.lineId must be 1 to 255 characters", f())
 		case l.Name == "" || len(l.Name) > 500:
-			return Order{}, Invalid(f+".name", "%s.name must be 1 to 500 characters", f)
+			return Order{}, Invalid(f()+".name", "%s.name must be 1 to 500 characters", f())
 		case l.TaxEvidence == "":
-			return Order{}, Invalid(f+".taxEvidence", "%s.taxEvidence is required (snapshot, legacy or unknown)", f)
+			return Order{}, Invalid(f()+".taxEvidence", "%s.taxEvidence is required (snapshot, legacy or unknown)", f())
 		}
 		if l.VatRates == nil {
 			r.Lines[i].VatRates = []VatRate{}
@@ -206,7 +253,7 @@ func (r Record) Order(locs map[string]*time.Location) (Order, error) {
 		}
 		for j, opt := range l.SelectedOptions {
 			if opt.Name == "" {
-				return Order{}, Invalid(fmt.Sprintf("%s.selectedOptions[%d].name", f, j), "%s.selectedOptions[%d].name is required", f, j)
+				return Order{}, Invalid(fmt.Sprintf("%s.selectedOptions[%d].name", f(), j), "%s.selectedOptions[%d].name is required", f(), j)
 			}
 		}
 	}
@@ -221,7 +268,7 @@ func (r Record) Order(locs map[string]*time.Location) (Order, error) {
 		}
 	}
 	for i, p := range r.PaymentReferences {
-		if p.Provider == "" || !currencyPattern.MatchString(p.Currency) || p.CreatedAt.IsZero() {
+		if p.Provider == "" || !isUpperCode(p.Currency, 3) || p.CreatedAt.IsZero() {
 			return Order{}, Invalid(fmt.Sprintf("paymentReferences[%d]", i), "paymentReferences[%d] needs provider, currency and createdAt", i)
 		}
 	}

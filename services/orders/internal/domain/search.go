@@ -67,7 +67,7 @@ func ParseSearch(q url.Values, restaurantID string, loc *time.Location, dayStart
 	f := Filter{RestaurantID: restaurantID, Limit: DefaultSearchLimit}
 	req := SearchRequest{}
 
-	if v, ok := get("organization_id"); ok && !uuidPattern.MatchString(v) {
+	if v, ok := get("organization_id"); ok && !isUUID(v) {
 		return req, Invalid("organization_id", "organization_id must be a UUID.")
 	}
 	text := func(k string, max int) (*string, error) {

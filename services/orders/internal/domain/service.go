@@ -18,6 +18,16 @@ type Ingestion struct {
 	// BatchSize is how many orders one transaction stores (import); 0 stores
 	// the whole stream in one transaction (the HTTP ingestion endpoint).
 	BatchSize int
+	// Sink, when set with a BatchSize, takes the batches instead of
+	// Repo.Replace (a bulk load into an empty schema).
+	Sink BatchSink
+}
+
+// BatchSink takes an import's batches: Prepare runs on the parsing workers,
+// concurrently (encode the batch there); Store runs in input order.
+type BatchSink interface {
+	Prepare(orders []Order) (any, error)
+	Store(ctx context.Context, prepared any) error
 }
 
 // Ingest validates every record and stores them. With BatchSize 0 nothing is
@@ -52,6 +62,7 @@ type chunk struct {
 	firstLine int
 	raw       [][]byte
 	orders    []Order
+	prepared  any // by Sink.Prepare
 	err       error
 	parsed    chan struct{}
 }
@@ -125,6 +136,9 @@ func (in Ingestion) pipeline(ctx context.Context, r io.Reader, progress func(sto
 					}
 					c.orders = append(c.orders, o)
 				}
+				if in.Sink != nil && c.err == nil && len(c.orders) > 0 {
+					c.prepared, c.err = in.Sink.Prepare(dedupe(c.orders))
+				}
 				c.raw = nil
 				close(c.parsed)
 			}
@@ -150,7 +164,12 @@ func (in Ingestion) pipeline(ctx context.Context, r io.Reader, progress func(sto
 		if len(c.orders) == 0 {
 			continue
 		}
-		if err = in.Repo.Replace(ctx, dedupe(c.orders)); err != nil {
+		if in.Sink != nil {
+			err = in.Sink.Store(ctx, c.prepared)
+		} else {
+			err = in.Repo.Replace(ctx, dedupe(c.orders))
+		}
+		if err != nil {
 			cancel()
 			continue
 		}

@@ -77,15 +77,7 @@ func (s *Store) Replace(ctx context.Context, orders []domain.Order) error {
 	if len(orders) == 0 {
 		return nil
 	}
-	stages := []*stage{
-		{table: "orders", stage: "stage_orders", cols: orderColumns},
-		{table: "order_lines", stage: "stage_lines", cols: lineColumns},
-		{table: "order_line_options", stage: "stage_options", cols: optionColumns},
-		{table: "order_vat_rows", stage: "stage_vat", cols: vatColumns},
-		{table: "order_refunded_items", stage: "stage_refunds", cols: refundColumns},
-		{table: "order_payment_references", stage: "stage_payments", cols: paymentColumns},
-		{table: "order_item_names", stage: "stage_names", cols: []string{"restaurant_id", "name"}},
-	}
+	stages := newStages()
 	names := map[[2]string]bool{}
 	for _, o := range orders {
 		if err := appendRows(stages, o, names); err != nil {
@@ -108,58 +100,77 @@ func (s *Store) replace(ctx context.Context, conn *sql.Conn, stages []*stage, n 
 	return conn.Raw(func(dc any) error {
 		pc := dc.(*stdlib.Conn).Conn()
 		return pgx.BeginFunc(ctx, pc, func(tx pgx.Tx) error {
-			staged := stages
-			if direct {
-				staged = stages[6:] // only the name dictionary needs ON CONFLICT
-			}
-			var ddl strings.Builder
-			for _, st := range staged {
-				fmt.Fprintf(&ddl, "CREATE TEMP TABLE %s (LIKE %s INCLUDING DEFAULTS) ON COMMIT DROP;", st.stage, st.table)
-			}
-			if _, err := tx.Exec(ctx, ddl.String()); err != nil {
-				return fmt.Errorf("create staging tables: %w", err)
-			}
-			for _, st := range stages {
-				if len(st.rows) == 0 {
-					continue
-				}
-				target := st.stage
-				if direct && st.table != "order_item_names" {
-					target = st.table
-				}
-				if _, err := tx.CopyFrom(ctx, pgx.Identifier{target}, st.cols, pgx.CopyFromRows(st.rows)); err != nil {
-					return fmt.Errorf("copy into %s: %w", target, err)
-				}
-			}
-			var sqls strings.Builder
-			if !direct {
-				if n > 500 {
-					sqls.WriteString("ANALYZE stage_orders;")
-				}
-				set := make([]string, 0, len(orderColumns))
-				for _, c := range orderColumns[2:] {
-					set = append(set, c+" = EXCLUDED."+c)
-				}
-				cols := strings.Join(orderColumns, ", ")
-				// Lock order rows first (upsert) so concurrent replaces of the same
-				// order serialise before their children are swapped.
-				fmt.Fprintf(&sqls, "INSERT INTO orders (%s) SELECT %s FROM stage_orders ORDER BY restaurant_id, order_id ON CONFLICT (restaurant_id, order_id) DO UPDATE SET %s, ingested_at = now();",
-					cols, cols, strings.Join(set, ", "))
-				for _, st := range stages[1:6] {
-					fmt.Fprintf(&sqls, "DELETE FROM %s t USING stage_orders s WHERE t.restaurant_id = s.restaurant_id AND t.order_id = s.order_id;", st.table)
-					c := strings.Join(st.cols, ", ")
-					if len(st.rows) > 0 {
-						fmt.Fprintf(&sqls, "INSERT INTO %s (%s) SELECT %s FROM %s;", st.table, c, c, st.stage)
-					}
-				}
-			}
-			sqls.WriteString("INSERT INTO order_item_names (restaurant_id, name) SELECT restaurant_id, name FROM stage_names ORDER BY 1, 2 ON CONFLICT DO NOTHING;")
-			if _, err := tx.Exec(ctx, sqls.String()); err != nil {
-				return fmt.Errorf("replace orders: %w", err)
-			}
-			return nil
+			return replaceTx(ctx, tx, stages, n, direct)
 		})
 	})
+}
+
+// newStages lists the staging tables of a replace.
+func newStages() []*stage {
+	return []*stage{
+		{table: "orders", stage: "stage_orders", cols: orderColumns},
+		{table: "order_lines", stage: "stage_lines", cols: lineColumns},
+		{table: "order_line_options", stage: "stage_options", cols: optionColumns},
+		{table: "order_vat_rows", stage: "stage_vat", cols: vatColumns},
+		{table: "order_refunded_items", stage: "stage_refunds", cols: refundColumns},
+		{table: "order_payment_references", stage: "stage_payments", cols: paymentColumns},
+		{table: "order_item_names", stage: "stage_names", cols: []string{"restaurant_id", "name"}},
+	}
+}
+
+// replaceTx stores staged rows in tx: straight into the tables (direct) or
+// through staging tables and one set-based upsert.
+func replaceTx(ctx context.Context, tx pgx.Tx, stages []*stage, n int, direct bool) error {
+	staged := stages
+	if direct {
+		staged = stages[6:] // only the name dictionary needs ON CONFLICT
+	}
+	var ddl strings.Builder
+	for _, st := range staged {
+		fmt.Fprintf(&ddl, "CREATE TEMP TABLE %s (LIKE %s INCLUDING DEFAULTS) ON COMMIT DROP;", st.stage, st.table)
+	}
+	if _, err := tx.Exec(ctx, ddl.String()); err != nil {
+		return fmt.Errorf("create staging tables: %w", err)
+	}
+	for _, st := range stages {
+		if len(st.rows) == 0 {
+			continue
+		}
+		target := st.stage
+		if direct && st.table != "order_item_names" {
+			target = st.table
+		}
+		if _, err := tx.CopyFrom(ctx, pgx.Identifier{target}, st.cols, pgx.CopyFromRows(st.rows)); err != nil {
+			return fmt.Errorf("copy into %s: %w", target, err)
+		}
+	}
+	var sqls strings.Builder
+	if !direct {
+		if n > 500 {
+			sqls.WriteString("ANALYZE stage_orders;")
+		}
+		set := make([]string, 0, len(orderColumns))
+		for _, c := range orderColumns[2:] {
+			set = append(set, c+" = EXCLUDED."+c)
+		}
+		cols := strings.Join(orderColumns, ", ")
+		// Lock order rows first (upsert) so concurrent replaces of the same
+		// order serialise before their children are swapped.
+		fmt.Fprintf(&sqls, "INSERT INTO orders (%s) SELECT %s FROM stage_orders ORDER BY restaurant_id, order_id ON CONFLICT (restaurant_id, order_id) DO UPDATE SET %s, ingested_at = now();",
+			cols, cols, strings.Join(set, ", "))
+		for _, st := range stages[1:6] {
+			fmt.Fprintf(&sqls, "DELETE FROM %s t USING stage_orders s WHERE t.restaurant_id = s.restaurant_id AND t.order_id = s.order_id;", st.table)
+			c := strings.Join(st.cols, ", ")
+			if len(st.rows) > 0 {
+				fmt.Fprintf(&sqls, "INSERT INTO %s (%s) SELECT %s FROM %s;", st.table, c, c, st.stage)
+			}
+		}
+	}
+	sqls.WriteString("INSERT INTO order_item_names (restaurant_id, name) SELECT restaurant_id, name FROM stage_names ORDER BY 1, 2 ON CONFLICT DO NOTHING;")
+	if _, err := tx.Exec(ctx, sqls.String()); err != nil {
+		return fmt.Errorf("replace orders: %w", err)
+	}
+	return nil
 }
 
 // ItemKey is the per-restaurant key of a lower-cased line name in

@@ -1,0 +1,521 @@
+package domain
+
+import (
+	"bytes"
+	"time"
+	"unicode/utf8"
+
+	"partnerapi.dev/pkg/bizdate"
+)
+
+// decodeFast decodes a record written the plain way (exact field names, each
+// once, no string escapes, integers as plain integers, null only where the
+// field is a pointer or a list) without reflection. It reports false for
+// anything else, and the caller decodes the line with encoding/json, which
+// then gives the same result or the canonical error. For every line it
+// accepts, it fills rec exactly as encoding/json would.
+func decodeFast(raw []byte, rec *Record) bool {
+	d := fastDecoder{b: raw}
+	if !d.record(rec) {
+		return false
+	}
+	d.ws()
+	return d.i == len(d.b)
+}
+
+type fastDecoder struct {
+	b []byte
+	i int
+}
+
+func (d *fastDecoder) ws() {
+	for d.i < len(d.b) {
+		switch d.b[d.i] {
+		case ' ', '\t', '\n', '\r':
+			d.i++
+		default:
+			return
+		}
+	}
+}
+
+func (d *fastDecoder) consume(c byte) bool {
+	d.ws()
+	if d.i < len(d.b) && d.b[d.i] == c {
+		d.i++
+		return true
+	}
+	return false
+}
+
+// null consumes a null literal.
+func (d *fastDecoder) null() bool {
+	d.ws()
+	if bytes.HasPrefix(d.b[d.i:], []byte("null")) {
+		d.i += 4
+		return true
+	}
+	return false
+}
+
+// rawString returns the bytes of a string with no escapes and valid UTF-8.
+func (d *fastDecoder) rawString() ([]byte, bool) {
+	d.ws()
+	if d.i >= len(d.b) || d.b[d.i] != '"' {
+		return nil, false
+	}
+	start := d.i + 1
+	ascii := true
+	for j := start; j < len(d.b); j++ {
+		c := d.b[j]
+		switch {
+		case c == '"':
+			s := d.b[start:j]
+			if !ascii && !utf8.Valid(s) {
+				return nil, false
+			}
+			d.i = j + 1
+			return s, true
+		case c == '\\' || c < 0x20:
+			return nil, false
+		case c >= 0x80:
+			ascii = false
+		}
+	}
+	return nil, false
+}
+
+func (d *fastDecoder) str(p *string) bool {
+	s, ok := d.rawString()
+	if ok {
+		*p = string(s)
+	}
+	return ok
+}
+
+func (d *fastDecoder) strPtr(p **string) bool {
+	if d.null() {
+		*p = nil
+		return true
+	}
+	var s string
+	if !d.str(&s) {
+		return false
+	}
+	*p = &s
+	return true
+}
+
+// int64 reads an integer literal as encoding/json does for an integer field
+// (up to 18 digits, so it cannot overflow).
+func (d *fastDecoder) int64(p *int64) bool {
+	d.ws()
+	j := d.i
+	neg := false
+	if j < len(d.b) && d.b[j] == '-' {
+		neg = true
+		j++
+	}
+	start := j
+	var v int64
+	for j < len(d.b) && d.b[j] >= '0' && d.b[j] <= '9' {
+		v = v*10 + int64(d.b[j]-'0')
+		j++
+	}
+	n := j - start
+	if n == 0 || n > 18 || (n > 1 && d.b[start] == '0') {
+		return false
+	}
+	if j < len(d.b) {
+		switch d.b[j] {
+		case '.', 'e', 'E':
+			return false
+		}
+	}
+	if neg {
+		v = -v
+	}
+	*p = v
+	d.i = j
+	return true
+}
+
+func (d *fastDecoder) int(p *int) bool {
+	var v int64
+	if !d.int64(&v) {
+		return false
+	}
+	*p = int(v)
+	return true
+}
+
+func (d *fastDecoder) intPtr(p **int) bool {
+	if d.null() {
+		*p = nil
+		return true
+	}
+	var v int
+	if !d.int(&v) {
+		return false
+	}
+	*p = &v
+	return true
+}
+
+func (d *fastDecoder) int64Ptr(p **int64) bool {
+	if d.null() {
+		*p = nil
+		return true
+	}
+	var v int64
+	if !d.int64(&v) {
+		return false
+	}
+	*p = &v
+	return true
+}
+
+// quoted returns a whole string token, quotes included (what encoding/json
+// hands to UnmarshalJSON).
+func (d *fastDecoder) quoted() ([]byte, bool) {
+	d.ws()
+	start := d.i
+	if _, ok := d.rawString(); !ok {
+		return nil, false
+	}
+	return d.b[start:d.i], true
+}
+
+func (d *fastDecoder) time(p *time.Time) bool {
+	q, ok := d.quoted()
+	if !ok {
+		return false
+	}
+	return p.UnmarshalJSON(q) == nil
+}
+
+func (d *fastDecoder) timePtr(p **time.Time) bool {
+	if d.null() {
+		*p = nil
+		return true
+	}
+	var t time.Time
+	if !d.time(&t) {
+		return false
+	}
+	*p = &t
+	return true
+}
+
+func (d *fastDecoder) datePtr(p **bizdate.Date) bool {
+	if d.null() {
+		*p = nil
+		return true
+	}
+	s, ok := d.rawString()
+	if !ok {
+		return false
+	}
+	var v bizdate.Date
+	if v.UnmarshalText(s) != nil {
+		return false
+	}
+	*p = &v
+	return true
+}
+
+// object reads {"key": value, ...}, calling field for each key; field reads
+// the value and reports false for an unknown key or a value it cannot take.
+// A key given twice is refused (encoding/json merges; the slow path does it).
+func (d *fastDecoder) object(field func(key []byte, seen *uint64) bool) bool {
+	if !d.consume('{') {
+		return false
+	}
+	var seen uint64
+	if d.consume('}') {
+		return true
+	}
+	for {
+		key, ok := d.rawString()
+		if !ok || !d.consume(':') {
+			return false
+		}
+		if !field(key, &seen) {
+			return false
+		}
+		if d.consume(',') {
+			continue
+		}
+		return d.consume('}')
+	}
+}
+
+// once marks field bit n seen, refusing a repeat.
+func once(seen *uint64, n uint) bool {
+	if *seen&(1<<n) != 0 {
+		return false
+	}
+	*seen |= 1 << n
+	return true
+}
+
+// array reads null (nil) or [elem, ...] (non-nil, possibly empty) into a
+// slice; elem decodes one element into the pointer it is given.
+func fastArray[T any](d *fastDecoder, p *[]T, elem func(*T) bool) bool {
+	if d.null() {
+		*p = nil
+		return true
+	}
+	if !d.consume('[') {
+		return false
+	}
+	out := make([]T, 0, 4)
+	if d.consume(']') {
+		*p = out
+		return true
+	}
+	for {
+		var v T
+		if !elem(&v) {
+			return false
+		}
+		out = append(out, v)
+		if d.consume(',') {
+			continue
+		}
+		if !d.consume(']') {
+			return false
+		}
+		*p = out
+		return true
+	}
+}
+
+func (d *fastDecoder) record(r *Record) bool {
+	return d.object(func(key []byte, seen *uint64) bool {
+		switch string(key) {
+		case "restaurantId":
+			return once(seen, 0) && d.str(&r.RestaurantID)
+		case "timeZone":
+			return once(seen, 1) && d.str(&r.TimeZone)
+		case "dayStartHour":
+			return once(seen, 2) && d.intPtr(&r.DayStartHour)
+		case "currency":
+			return once(seen, 3) && d.str(&r.Currency)
+		case "country":
+			return once(seen, 4) && d.str(&r.Country)
+		case "orderId":
+			return once(seen, 5) && d.str(&r.OrderID)
+		case "restaurantOrderNumber":
+			return once(seen, 6) && d.int64(&r.RestaurantOrderNumber)
+		case "receiptHash":
+			return once(seen, 7) && d.str(&r.ReceiptHash)
+		case "occurredAt":
+			return once(seen, 8) && d.timePtr(&r.OccurredAt)
+		case "orderType":
+			return once(seen, 9) && d.str(&r.OrderType)
+		case "tableNumber":
+			return once(seen, 10) && d.intPtr(&r.TableNumber)
+		case "status":
+			return once(seen, 11) && d.str(&r.Status)
+		case "paymentMethod":
+			return once(seen, 12) && d.str(&r.PaymentMethod)
+		case "orderOrigin":
+			if !once(seen, 13) {
+				return false
+			}
+			if d.null() {
+				r.OrderOrigin = nil
+				return true
+			}
+			o := &Origin{}
+			r.OrderOrigin = o
+			return d.object(func(key []byte, seen *uint64) bool {
+				switch string(key) {
+				case "kind":
+					return once(seen, 0) && d.str(&o.Kind)
+				case "provider":
+					return once(seen, 1) && d.strPtr(&o.Provider)
+				}
+				return false
+			})
+		case "originalAmountMinor":
+			return once(seen, 14) && d.int64(&r.OriginalAmountMinor)
+		case "totalAmountMinor":
+			return once(seen, 15) && d.int64(&r.TotalAmountMinor)
+		case "vatMinor":
+			return once(seen, 16) && d.int64(&r.VatMinor)
+		case "refundAmountMinor":
+			return once(seen, 17) && d.int64(&r.RefundAmountMinor)
+		case "discountAmountMinor":
+			return once(seen, 18) && d.int64(&r.DiscountAmountMinor)
+		case "grossSalesMinor":
+			return once(seen, 19) && d.int64(&r.GrossSalesMinor)
+		case "netSalesMinor":
+			return once(seen, 20) && d.int64(&r.NetSalesMinor)
+		case "tipAmountMinor":
+			return once(seen, 21) && d.int64(&r.TipAmountMinor)
+		case "vatAllocationMethod":
+			return once(seen, 22) && d.str(&r.VatAllocationMethod)
+		case "taxCountryCode":
+			return once(seen, 23) && d.str(&r.TaxCountryCode)
+		case "taxRatesAsOf":
+			return once(seen, 24) && d.datePtr(&r.TaxRatesAsOf)
+		case "lines":
+			return once(seen, 25) && fastArray(d, &r.Lines, d.line)
+		case "vatRows":
+			return once(seen, 26) && fastArray(d, &r.VatRows, d.vatRow)
+		case "refundedItems":
+			return once(seen, 27) && fastArray(d, &r.RefundedItems, d.refundedItem)
+		case "paymentReferences":
+			return once(seen, 28) && fastArray(d, &r.PaymentReferences, d.paymentReference)
+		}
+		return false
+	})
+}
+
+func (d *fastDecoder) line(l *Line) bool {
+	return d.object(func(key []byte, seen *uint64) bool {
+		switch string(key) {
+		case "lineId":
+			return once(seen, 0) && d.str(&l.LineID)
+		case "catalogItemId":
+			return once(seen, 1) && d.strPtr(&l.CatalogItemID)
+		case "catalogItemKind":
+			return once(seen, 2) && d.strPtr(&l.CatalogItemKind)
+		case "catalogCategoryId":
+			return once(seen, 3) && d.strPtr(&l.CatalogCategoryID)
+		case "menuId":
+			return once(seen, 4) && d.strPtr(&l.MenuID)
+		case "name":
+			return once(seen, 5) && d.str(&l.Name)
+		case "category":
+			return once(seen, 6) && d.strPtr(&l.Category)
+		case "itemType":
+			return once(seen, 7) && d.strPtr(&l.ItemType)
+		case "quantity":
+			return once(seen, 8) && d.int(&l.Quantity)
+		case "unitPriceMinor":
+			return once(seen, 9) && d.int64(&l.UnitPriceMinor)
+		case "originalUnitPriceMinor":
+			return once(seen, 10) && d.int64Ptr(&l.OriginalUnitPriceMinor)
+		case "grossAmountMinor":
+			return once(seen, 11) && d.int64(&l.GrossAmountMinor)
+		case "discountAmountMinor":
+			return once(seen, 12) && d.int64(&l.DiscountAmountMinor)
+		case "vatAmountMinor":
+			return once(seen, 13) && d.int64(&l.VatAmountMinor)
+		case "taxEvidence":
+			return once(seen, 14) && d.str(&l.TaxEvidence)
+		case "taxCountryCode":
+			return once(seen, 15) && d.strPtr(&l.TaxCountryCode)
+		case "taxRatesAsOf":
+			return once(seen, 16) && d.datePtr(&l.TaxRatesAsOf)
+		case "vatRates":
+			return once(seen, 17) && fastArray(d, &l.VatRates, d.vatRate)
+		case "selectedOptions":
+			return once(seen, 18) && fastArray(d, &l.SelectedOptions, d.selectedOption)
+		}
+		return false
+	})
+}
+
+func (d *fastDecoder) vatRate(v *VatRate) bool {
+	return d.object(func(key []byte, seen *uint64) bool {
+		switch string(key) {
+		case "category":
+			return once(seen, 0) && d.str(&v.Category)
+		case "rateBps":
+			return once(seen, 1) && d.int(&v.RateBps)
+		case "vatAmountMinor":
+			return once(seen, 2) && d.int64(&v.VatAmountMinor)
+		}
+		return false
+	})
+}
+
+func (d *fastDecoder) selectedOption(o *SelectedOption) bool {
+	return d.object(func(key []byte, seen *uint64) bool {
+		switch string(key) {
+		case "optionId":
+			return once(seen, 0) && d.strPtr(&o.OptionID)
+		case "optionGroupId":
+			return once(seen, 1) && d.strPtr(&o.OptionGroupID)
+		case "name":
+			return once(seen, 2) && d.str(&o.Name)
+		case "quantity":
+			return once(seen, 3) && d.int(&o.Quantity)
+		case "unitPriceMinor":
+			return once(seen, 4) && d.int64(&o.UnitPriceMinor)
+		case "grossAmountMinor":
+			return once(seen, 5) && d.int64(&o.GrossAmountMinor)
+		case "vatAmountMinor":
+			return once(seen, 6) && d.int64(&o.VatAmountMinor)
+		}
+		return false
+	})
+}
+
+func (d *fastDecoder) vatRow(v *VatRow) bool {
+	return d.object(func(key []byte, seen *uint64) bool {
+		switch string(key) {
+		case "category":
+			return once(seen, 0) && d.str(&v.Category)
+		case "rateBps":
+			return once(seen, 1) && d.int(&v.RateBps)
+		case "grossAmountMinor":
+			return once(seen, 2) && d.int64(&v.GrossAmountMinor)
+		case "netAmountMinor":
+			return once(seen, 3) && d.int64(&v.NetAmountMinor)
+		case "vatAmountMinor":
+			return once(seen, 4) && d.int64(&v.VatAmountMinor)
+		}
+		return false
+	})
+}
+
+func (d *fastDecoder) refundedItem(r *RefundedItem) bool {
+	return d.object(func(key []byte, seen *uint64) bool {
+		switch string(key) {
+		case "lineId":
+			return once(seen, 0) && d.strPtr(&r.LineID)
+		case "catalogItemId":
+			return once(seen, 1) && d.strPtr(&r.CatalogItemID)
+		case "name":
+			return once(seen, 2) && d.str(&r.Name)
+		case "quantity":
+			return once(seen, 3) && d.int(&r.Quantity)
+		case "amountMinor":
+			return once(seen, 4) && d.int64(&r.AmountMinor)
+		case "refundedAt":
+			return once(seen, 5) && d.time(&r.RefundedAt)
+		}
+		return false
+	})
+}
+
+func (d *fastDecoder) paymentReference(p *PaymentReference) bool {
+	return d.object(func(key []byte, seen *uint64) bool {
+		switch string(key) {
+		case "provider":
+			return once(seen, 0) && d.str(&p.Provider)
+		case "receiptHash":
+			return once(seen, 1) && d.strPtr(&p.ReceiptHash)
+		case "checkoutId":
+			return once(seen, 2) && d.strPtr(&p.CheckoutID)
+		case "transactionId":
+			return once(seen, 3) && d.strPtr(&p.TransactionID)
+		case "transactionCode":
+			return once(seen, 4) && d.strPtr(&p.TransactionCode)
+		case "sessionId":
+			return once(seen, 5) && d.strPtr(&p.SessionID)
+		case "recordedAmountMinor":
+			return once(seen, 6) && d.int64(&p.RecordedAmountMinor)
+		case "currency":
+			return once(seen, 7) && d.str(&p.Currency)
+		case "createdAt":
+			return once(seen, 8) && d.time(&p.CreatedAt)
+		}
+		return false
+	})
+}

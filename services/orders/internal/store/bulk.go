@@ -1,0 +1,610 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
+	"partnerapi.dev/pkg/bizdate"
+	"partnerapi.dev/services/orders/internal/domain"
+)
+
+// ErrNotEmpty is returned by BulkLoad when the schema already holds data.
+var ErrNotEmpty = errors.New("the orders schema is not empty")
+
+// bulkTables are the tables a bulk load fills, in COPY order; their indexes
+// are dropped for the load and rebuilt from their catalog definitions.
+var bulkTables = []struct {
+	name string
+	cols []string
+}{
+	{"orders", orderColumns},
+	{"order_lines", lineColumns},
+	{"order_line_options", optionColumns},
+	{"order_vat_rows", vatColumns},
+	{"order_refunded_items", refundColumns},
+	{"order_payment_references", paymentColumns},
+}
+
+// BulkLoad loads an empty schema in one transaction: it locks and empties the
+// tables (they must hold no row, else ErrNotEmpty and nothing changes), drops
+// their indexes and primary keys, runs fn, which hands the batches to the
+// sink (binary COPY ... FREEZE, rows encoded on the parsing workers), then
+// rebuilds the indexes exactly as the catalog defined them and commits.
+// Readers wait for the commit (the tables are locked); any error, in fn or
+// after, rolls everything back to the empty schema.
+func (s *Store) BulkLoad(ctx context.Context, fn func(domain.BatchSink) error) error {
+	conn, err := s.DB.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	return conn.Raw(func(dc any) error {
+		pc := dc.(*stdlib.Conn).Conn()
+		return pgx.BeginFunc(ctx, pc, func(tx pgx.Tx) error {
+			b := &bulk{tx: tx, seed: maphash.MakeSeed(), seen: map[uint64]struct{}{}, names: map[[2]string]bool{}, later: map[[2]string]domain.Order{}}
+			if err := b.begin(ctx); err != nil {
+				return err
+			}
+			if err := fn(b); err != nil {
+				return err
+			}
+			return b.finish(ctx)
+		})
+	})
+}
+
+type indexDef struct {
+	table, index, def string
+	constraint        string // primary key or unique constraint using the index
+	kind              string // "p" or "u"
+}
+
+type bulk struct {
+	tx      pgx.Tx
+	seed    maphash.Seed
+	seen    map[uint64]struct{}        // hashes of the (restaurant, order) keys COPYed
+	later   map[[2]string]domain.Order // orders seen again: replaced at the end
+	names   map[[2]string]bool         // (restaurant, lower-cased name) stored
+	newName [][2]string                // names to COPY at the end
+	indexes []indexDef
+}
+
+func (b *bulk) begin(ctx context.Context) error {
+	all := []string{"order_item_names"}
+	for _, t := range bulkTables {
+		all = append(all, t.name)
+	}
+	var q strings.Builder
+	fmt.Fprintf(&q, "LOCK TABLE %s IN ACCESS EXCLUSIVE MODE", strings.Join(all, ", "))
+	if _, err := b.tx.Exec(ctx, q.String()); err != nil {
+		return err
+	}
+	q.Reset()
+	q.WriteString("SELECT ")
+	for i, t := range all {
+		if i > 0 {
+			q.WriteString(" OR ")
+		}
+		fmt.Fprintf(&q, "EXISTS (SELECT 1 FROM %s)", t)
+	}
+	var nonEmpty bool
+	if err := b.tx.QueryRow(ctx, q.String()).Scan(&nonEmpty); err != nil {
+		return err
+	}
+	if nonEmpty {
+		return ErrNotEmpty
+	}
+	rows, err := b.tx.Query(ctx, `SELECT t.relname, ic.relname, pg_get_indexdef(i.indexrelid),
+			coalesce(c.conname, ''), coalesce(c.contype::text, '')
+		FROM pg_index i
+		JOIN pg_class t ON t.oid = i.indrelid
+		JOIN pg_class ic ON ic.oid = i.indexrelid
+		LEFT JOIN pg_constraint c ON c.conindid = i.indexrelid AND c.conrelid = t.oid
+		WHERE t.relnamespace = current_schema()::regnamespace AND t.relname = ANY($1)
+		ORDER BY t.relname, ic.relname`, all[1:])
+	if err != nil {
+		return err
+	}
+	defs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (indexDef, error) {
+		var d indexDef
+		return d, r.Scan(&d.table, &d.index, &d.def, &d.constraint, &d.kind)
+	})
+	if err != nil {
+		return err
+	}
+	var ddl strings.Builder
+	for _, d := range defs {
+		switch {
+		case d.kind == "p" || d.kind == "u":
+			fmt.Fprintf(&ddl, "ALTER TABLE %s DROP CONSTRAINT %s;", ident(d.table), ident(d.constraint))
+		case d.constraint != "":
+			continue // another kind of constraint: keep its index
+		default:
+			fmt.Fprintf(&ddl, "DROP INDEX %s;", ident(d.index))
+		}
+		b.indexes = append(b.indexes, d)
+	}
+	// Emptied in this transaction, the tables take COPY FREEZE: rows are
+	// written frozen and all-visible, so index-only scans work at once.
+	fmt.Fprintf(&ddl, "TRUNCATE %s;", strings.Join(all, ", "))
+	ddl.WriteString("SET LOCAL maintenance_work_mem = '1GB';")
+	if _, err := b.tx.Exec(ctx, ddl.String()); err != nil {
+		return fmt.Errorf("prepare the bulk load: %w", err)
+	}
+	return nil
+}
+
+func ident(s string) string { return pgx.Identifier{s}.Sanitize() }
+
+// finish rebuilds the indexes, replaces the orders that came more than once
+// and stores the item names.
+func (b *bulk) finish(ctx context.Context) error {
+	// Plain and primary-key indexes first, then constraints on them.
+	for _, d := range b.indexes {
+		if _, err := b.tx.Exec(ctx, d.def); err != nil {
+			return fmt.Errorf("rebuild index %s: %w", d.index, err)
+		}
+		if d.kind == "p" || d.kind == "u" {
+			kind := map[string]string{"p": "PRIMARY KEY", "u": "UNIQUE"}[d.kind]
+			if _, err := b.tx.Exec(ctx, fmt.Sprintf("ALTER TABLE %s ADD CONSTRAINT %s %s USING INDEX %s",
+				ident(d.table), ident(d.constraint), kind, ident(d.index))); err != nil {
+				return fmt.Errorf("rebuild constraint %s: %w", d.constraint, err)
+			}
+		}
+	}
+	if len(b.newName) > 0 {
+		var buf copyBuf
+		buf.header()
+		for _, n := range b.newName {
+			buf.tuple(2)
+			buf.uuid(n[0])
+			buf.text(n[1])
+		}
+		if err := b.copy(ctx, "order_item_names", []string{"restaurant_id", "name"}, buf.finish()); err != nil {
+			return err
+		}
+	}
+	if len(b.later) > 0 {
+		// The few orders sent again take the replacing upsert, now that the
+		// keys are indexed.
+		later := make([]domain.Order, 0, len(b.later))
+		for _, o := range b.later {
+			later = append(later, o)
+		}
+		slices.SortFunc(later, func(x, y domain.Order) int {
+			return strings.Compare(x.RestaurantID+"\x00"+x.OrderID, y.RestaurantID+"\x00"+y.OrderID)
+		})
+		for part := range slices.Chunk(later, 10000) {
+			stages := newStages()
+			names := map[[2]string]bool{}
+			for _, o := range part {
+				if err := appendRows(stages, o, names); err != nil {
+					return err
+				}
+			}
+			if err := replaceTx(ctx, b.tx, stages, len(part), false); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (b *bulk) copy(ctx context.Context, table string, cols []string, data []byte) error {
+	q := fmt.Sprintf("COPY %s (%s) FROM STDIN WITH (FORMAT binary, FREEZE)", ident(table), strings.Join(cols, ", "))
+	if _, err := b.tx.Conn().PgConn().CopyFrom(ctx, bytes.NewReader(data), q); err != nil {
+		return fmt.Errorf("copy into %s: %w", table, err)
+	}
+	return nil
+}
+
+// bulkBatch is one batch encoded for binary COPY.
+type bulkBatch struct {
+	orders []domain.Order
+	keys   []uint64
+	names  [][2]string // distinct (restaurant, lower-cased line name)
+	data   [][]byte    // COPY data per bulkTables entry, nil when no row
+}
+
+func (b *bulk) key(o domain.Order) uint64 {
+	var h maphash.Hash
+	h.SetSeed(b.seed)
+	h.WriteString(o.RestaurantID)
+	h.WriteByte(0)
+	h.WriteString(o.OrderID)
+	return h.Sum64()
+}
+
+// Prepare encodes a batch (distinct orders) on a parsing worker.
+func (b *bulk) Prepare(orders []domain.Order) (any, error) {
+	bb := &bulkBatch{orders: orders, keys: make([]uint64, len(orders))}
+	for i, o := range orders {
+		bb.keys[i] = b.key(o)
+	}
+	var err error
+	bb.data, bb.names, err = encodeBatch(orders)
+	return bb, err
+}
+
+// Store COPYs a prepared batch. An order whose key was COPYed before is held
+// back and replaced at the end (last state wins).
+func (b *bulk) Store(ctx context.Context, prepared any) error {
+	bb := prepared.(*bulkBatch)
+	again := false
+	for _, k := range bb.keys {
+		if _, ok := b.seen[k]; ok {
+			again = true
+			break
+		}
+	}
+	if again {
+		var keep []domain.Order
+		for i, o := range bb.orders {
+			if _, ok := b.seen[bb.keys[i]]; ok {
+				b.later[[2]string{o.RestaurantID, o.OrderID}] = o
+				continue
+			}
+			keep = append(keep, o)
+		}
+		data, _, err := encodeBatch(keep)
+		if err != nil {
+			return err
+		}
+		bb.data = data
+	}
+	for _, k := range bb.keys {
+		b.seen[k] = struct{}{}
+	}
+	for i, t := range bulkTables {
+		if bb.data[i] == nil {
+			continue
+		}
+		if err := b.copy(ctx, t.name, t.cols, bb.data[i]); err != nil {
+			return err
+		}
+	}
+	for _, n := range bb.names {
+		if !b.names[n] {
+			b.names[n] = true
+			b.newName = append(b.newName, n)
+		}
+	}
+	return nil
+}
+
+// encodeBatch writes the rows of orders as binary COPY data, one buffer per
+// bulkTables entry, with the same values Replace stores.
+func encodeBatch(orders []domain.Order) ([][]byte, [][2]string, error) {
+	bufs := make([]copyBuf, len(bulkTables))
+	rows := make([]int, len(bulkTables))
+	for i := range bufs {
+		bufs[i].header()
+	}
+	seenNames := map[[2]string]bool{}
+	var names [][2]string
+	var keys []int64
+	var rates []byte
+	for _, o := range orders {
+		rid, oid := o.RestaurantID, o.OrderID
+		keys = keys[:0]
+		for _, l := range o.Lines {
+			name := strings.ToLower(l.Name)
+			k := ItemKey(rid, name)
+			if !slices.Contains(keys, k) {
+				keys = append(keys, k)
+			}
+			if n := [2]string{rid, name}; !seenNames[n] {
+				seenNames[n] = true
+				names = append(names, n)
+			}
+		}
+		w := &bufs[0]
+		rows[0]++
+		w.tuple(len(orderColumns))
+		w.uuid(rid)
+		w.text(oid)
+		w.int8(o.RestaurantOrderNumber)
+		w.text(o.ReceiptHash)
+		w.timestamptz(o.OccurredAt)
+		w.date(o.BusinessDate)
+		w.int2(o.LocalMinute)
+		w.text(o.OrderType)
+		w.int4Ptr(o.TableNumber)
+		w.text(o.Status)
+		w.text(o.RecordedPaymentMethod)
+		w.text(o.PaymentMethod)
+		w.text(o.Origin.Kind)
+		w.textPtr(o.Origin.Provider)
+		w.int8(o.OriginalAmountMinor)
+		w.int8(o.TotalAmountMinor)
+		w.int8(o.VatMinor)
+		w.int8(o.RefundAmountMinor)
+		w.int8(o.DiscountAmountMinor)
+		w.int8(o.GrossSalesMinor)
+		w.int8(o.NetSalesMinor)
+		w.int8(o.TipAmountMinor)
+		w.text(o.Currency)
+		w.text(o.VatAllocationMethod)
+		w.text(o.TaxCountryCode)
+		w.date(o.TaxRatesAsOf)
+		w.int4(o.LineCount)
+		w.int4(o.RefundedItemCount)
+		w.int4(o.PaymentReferenceCount)
+		w.text(o.ItemNames())
+		w.int8Array(keys)
+
+		for i, l := range o.Lines {
+			w := &bufs[1]
+			rows[1]++
+			w.tuple(len(lineColumns))
+			w.uuid(rid)
+			w.text(oid)
+			w.int4(i)
+			w.text(l.LineID)
+			w.textPtr(l.CatalogItemID)
+			w.textPtr(l.CatalogItemKind)
+			w.textPtr(l.CatalogCategoryID)
+			w.textPtr(l.MenuID)
+			w.text(l.Name)
+			w.textPtr(l.Category)
+			w.textPtr(l.ItemType)
+			w.int4(l.Quantity)
+			w.int8(l.UnitPriceMinor)
+			w.int8Ptr(l.OriginalUnitPriceMinor)
+			w.int8(l.GrossAmountMinor)
+			w.int8(l.DiscountAmountMinor)
+			w.int8(l.VatAmountMinor)
+			w.text(l.TaxEvidence)
+			w.textPtr(l.TaxCountryCode)
+			if l.TaxRatesAsOf != nil {
+				w.date(*l.TaxRatesAsOf)
+			} else {
+				w.null()
+			}
+			rates = appendVatRates(rates[:0], l.VatRates)
+			w.jsonb(rates)
+			for j, opt := range l.SelectedOptions {
+				w := &bufs[2]
+				rows[2]++
+				w.tuple(len(optionColumns))
+				w.uuid(rid)
+				w.text(oid)
+				w.int4(i)
+				w.int4(j)
+				w.textPtr(opt.OptionID)
+				w.textPtr(opt.OptionGroupID)
+				w.text(opt.Name)
+				w.int4(opt.Quantity)
+				w.int8(opt.UnitPriceMinor)
+				w.int8(opt.GrossAmountMinor)
+				w.int8(opt.VatAmountMinor)
+			}
+		}
+		for i, v := range o.VatRows {
+			w := &bufs[3]
+			rows[3]++
+			w.tuple(len(vatColumns))
+			w.uuid(rid)
+			w.text(oid)
+			w.int4(i)
+			w.text(v.Category)
+			w.int4(v.RateBps)
+			w.int8(v.GrossAmountMinor)
+			w.int8(v.NetAmountMinor)
+			w.int8(v.VatAmountMinor)
+		}
+		for i, r := range o.RefundedItems {
+			w := &bufs[4]
+			rows[4]++
+			w.tuple(len(refundColumns))
+			w.uuid(rid)
+			w.text(oid)
+			w.int4(i)
+			w.textPtr(r.LineID)
+			w.textPtr(r.CatalogItemID)
+			w.text(r.Name)
+			w.int4(r.Quantity)
+			w.int8(r.AmountMinor)
+			w.timestamptz(r.RefundedAt)
+		}
+		for i, p := range o.PaymentReferences {
+			w := &bufs[5]
+			rows[5]++
+			w.tuple(len(paymentColumns))
+			w.uuid(rid)
+			w.text(oid)
+			w.int4(i)
+			w.text(p.Provider)
+			w.textPtr(p.ReceiptHash)
+			w.textPtr(p.CheckoutID)
+			w.textPtr(p.TransactionID)
+			w.textPtr(p.TransactionCode)
+			w.textPtr(p.SessionID)
+			w.int8(p.RecordedAmountMinor)
+			w.text(p.Currency)
+			w.timestamptz(p.CreatedAt)
+		}
+	}
+	out := make([][]byte, len(bufs))
+	for i := range bufs {
+		if bufs[i].err != nil {
+			return nil, nil, fmt.Errorf("encode %s: %w", bulkTables[i].name, bufs[i].err)
+		}
+		if rows[i] > 0 {
+			out[i] = bufs[i].finish()
+		}
+	}
+	return out, names, nil
+}
+
+// appendVatRates writes a line's VAT rates as JSON (jsonb stores the same
+// value whatever the spelling).
+func appendVatRates(b []byte, rates []domain.VatRate) []byte {
+	b = append(b, '[')
+	for i, r := range rates {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"category":`...)
+		b = appendJSONString(b, r.Category)
+		b = append(b, `,"rateBps":`...)
+		b = strconv.AppendInt(b, int64(r.RateBps), 10)
+		b = append(b, `,"vatAmountMinor":`...)
+		b = strconv.AppendInt(b, r.VatAmountMinor, 10)
+		b = append(b, '}')
+	}
+	return append(b, ']')
+}
+
+func appendJSONString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	for i := range len(s) {
+		c := s[i]
+		switch {
+		case c == '"' || c == '\\':
+			b = append(b, '\\', c)
+		case c < 0x20:
+			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+		default:
+			b = append(b, c)
+		}
+	}
+	return append(b, '"')
+}
+
+// copyBuf builds PostgreSQL binary COPY data.
+type copyBuf struct {
+	b   []byte
+	err error
+}
+
+var copySignature = []byte("PGCOPY\n\xff\r\n\x00\x00\x00\x00\x00\x00\x00\x00\x00")
+
+func (w *copyBuf) header()        { w.b = append(w.b, copySignature...) }
+func (w *copyBuf) finish() []byte { return binary.BigEndian.AppendUint16(w.b, 0xffff) }
+func (w *copyBuf) tuple(n int)    { w.b = binary.BigEndian.AppendUint16(w.b, uint16(n)) } //nolint:gosec // column counts are small
+func (w *copyBuf) null()          { w.b = binary.BigEndian.AppendUint32(w.b, 0xffffffff) }
+func (w *copyBuf) length(n int)   { w.b = binary.BigEndian.AppendUint32(w.b, uint32(n)) }              //nolint:gosec // values are far below 1 GB
+func (w *copyBuf) int8(v int64)   { w.length(8); w.b = binary.BigEndian.AppendUint64(w.b, uint64(v)) } //nolint:gosec // two's complement is the wire format
+func (w *copyBuf) text(s string)  { w.length(len(s)); w.b = append(w.b, s...) }
+func (w *copyBuf) jsonb(j []byte) { w.length(len(j) + 1); w.b = append(append(w.b, 1), j...) }
+func (w *copyBuf) fail(err error) { w.err = cmpOr(w.err, err) }
+func cmpOr(a, b error) error {
+	if a != nil {
+		return a
+	}
+	return b
+}
+
+func (w *copyBuf) int4(v int) {
+	if v < math.MinInt32 || v > math.MaxInt32 {
+		w.fail(fmt.Errorf("%d is out of range for integer", v))
+	}
+	w.length(4)
+	w.b = binary.BigEndian.AppendUint32(w.b, uint32(int32(v))) //nolint:gosec // range checked
+}
+
+func (w *copyBuf) int2(v int) {
+	if v < math.MinInt16 || v > math.MaxInt16 {
+		w.fail(fmt.Errorf("%d is out of range for smallint", v))
+	}
+	w.length(2)
+	w.b = binary.BigEndian.AppendUint16(w.b, uint16(int16(v))) //nolint:gosec // range checked
+}
+
+func (w *copyBuf) textPtr(s *string) {
+	if s == nil {
+		w.null()
+		return
+	}
+	w.text(*s)
+}
+
+func (w *copyBuf) int4Ptr(v *int) {
+	if v == nil {
+		w.null()
+		return
+	}
+	w.int4(*v)
+}
+
+func (w *copyBuf) int8Ptr(v *int64) {
+	if v == nil {
+		w.null()
+		return
+	}
+	w.int8(*v)
+}
+
+// uuid writes a validated UUID string as its 16 bytes.
+func (w *copyBuf) uuid(s string) {
+	w.length(16)
+	var u [16]byte
+	j := 0
+	for i := 0; i < len(s) && j < 32; i++ {
+		c := s[i]
+		var v byte
+		switch {
+		case '0' <= c && c <= '9':
+			v = c - '0'
+		case 'a' <= c && c <= 'f':
+			v = c - 'a' + 10
+		case 'A' <= c && c <= 'F':
+			v = c - 'A' + 10
+		default:
+			continue
+		}
+		u[j/2] |= v << (4 * (1 - j%2))
+		j++
+	}
+	if j != 32 || len(s) != 36 {
+		w.fail(fmt.Errorf("%q is not a UUID", s))
+	}
+	w.b = append(w.b, u[:]...)
+}
+
+// PostgreSQL's epoch for timestamps and dates.
+var pgEpoch = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+
+func (w *copyBuf) timestamptz(t time.Time) {
+	us := t.Unix()*1_000_000 + int64(t.Nanosecond())/1000 - pgEpoch.Unix()*1_000_000
+	w.int8(us)
+}
+
+func (w *copyBuf) date(d bizdate.Date) {
+	days := (d.Time().Unix() - pgEpoch.Unix()) / 86400
+	w.length(4)
+	w.b = binary.BigEndian.AppendUint32(w.b, uint32(int32(days))) //nolint:gosec // dates are far from the int32 limits
+}
+
+// int8Array writes a one-dimensional bigint[] without nulls.
+func (w *copyBuf) int8Array(v []int64) {
+	if len(v) == 0 {
+		w.length(12)
+		w.b = binary.BigEndian.AppendUint32(w.b, 0)  // dimensions
+		w.b = binary.BigEndian.AppendUint32(w.b, 0)  // has nulls
+		w.b = binary.BigEndian.AppendUint32(w.b, 20) // int8
+		return
+	}
+	w.length(20 + 12*len(v))
+	w.b = binary.BigEndian.AppendUint32(w.b, 1)
+	w.b = binary.BigEndian.AppendUint32(w.b, 0)
+	w.b = binary.BigEndian.AppendUint32(w.b, 20)
+	w.b = binary.BigEndian.AppendUint32(w.b, uint32(len(v))) //nolint:gosec // a few hundred lines at most
+	w.b = binary.BigEndian.AppendUint32(w.b, 1)              // lower bound
+	for _, x := range v {
+		w.int8(x)
+	}
+}
