@@ -1,0 +1,241 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"partnerapi.dev/pkg/internalctx"
+	"partnerapi.dev/tools/loadgen"
+)
+
+// Targets of the gateway load test.
+const (
+	p50OverheadTarget = 300 * time.Microsecond // gateway p50 over the direct call, at equal load
+	throughputTarget  = 0.8                    // gateway max throughput / nginx's
+)
+
+type gatewayFlags struct {
+	bin          string
+	duration     time.Duration
+	warmup       time.Duration
+	rate         int
+	connections  int
+	installNginx bool
+	keep         bool
+}
+
+// target is one way to reach GET /v1/restaurants.
+type target struct {
+	name   string
+	url    string
+	header func() http.Header // called before each run (internal contexts live 2 minutes)
+	max    loadgen.Run
+	fixed  loadgen.Run
+}
+
+func runGateway(ctx context.Context, args []string) error {
+	var f gatewayFlags
+	fs := flag.NewFlagSet("gateway", flag.ContinueOnError)
+	fs.StringVar(&f.bin, "bin", "bin", "folder with the built binaries (make build)")
+	fs.DurationVar(&f.duration, "duration", 10*time.Second, "length of each measured run")
+	fs.DurationVar(&f.warmup, "warmup", 2*time.Second, "unmeasured run before each target's measurements")
+	fs.IntVar(&f.rate, "rate", 500, "requests per second of the fixed-rate (latency) run")
+	fs.IntVar(&f.connections, "connections", 32, "workers = keep-alive connections of the max-throughput run")
+	fs.BoolVar(&f.installNginx, "install-nginx", true, "when nginx is missing, apt-get install -y nginx (as root)")
+	fs.BoolVar(&f.keep, "keep", false, "keep the temporary folder (stack data, nginx config and logs)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	nginxBin, err := loadgen.NginxBinary(ctx, f.installNginx)
+	if err != nil {
+		return err
+	}
+	bin, err := filepath.Abs(f.bin)
+	if err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp("", "loadgen-gateway-")
+	if err != nil {
+		return err
+	}
+	if f.keep {
+		logf("keeping %s", tmp)
+	} else {
+		defer os.RemoveAll(tmp)
+	}
+
+	logf("starting the stack (bin/devstack, data in %s); load %s", tmp, loadgen.Load())
+	started := time.Now()
+	stack, err := loadgen.StartStack(ctx, loadgen.StackOptions{
+		Bin: bin, Dir: filepath.Join(tmp, "stack"),
+		Env: append(withoutEnv("DATABASE_URL", "REDIS_URL"), "RATE_LIMIT_PER_MINUTE=100000000"),
+	})
+	if err != nil {
+		return err
+	}
+	defer stack.Stop()
+	logf("stack ready in %s: gateway %s, identity %s", time.Since(started).Round(100*time.Millisecond), stack.Gateway, stack.Identity)
+
+	claims, err := loadgen.TokenClaims(stack.Token)
+	if err != nil {
+		return err
+	}
+	keys, err := internalctx.ParseKeys(stack.Secrets["INTERNAL_CONTEXT_KEYS"])
+	if err != nil {
+		return fmt.Errorf("INTERNAL_CONTEXT_KEYS of the stack: %w", err)
+	}
+	// What the gateway forwards for this token: same client, user and grant.
+	sign := func() string {
+		return keys.Sign(internalctx.Context{ClientID: claims.ClientID, UserID: claims.Subject, GrantID: claims.GrantID,
+			Scopes: strings.Fields(claims.Scope), RequestID: "loadgen"})
+	}
+	const path = "/v1/restaurants"
+	targets := []*target{
+		{name: "gateway", url: stack.Gateway + path, header: func() http.Header {
+			return http.Header{"Authorization": {"Bearer " + stack.Token}}
+		}},
+		{name: "identity direct", url: stack.Identity + path, header: func() http.Header {
+			return http.Header{internalctx.Header: {sign()}}
+		}},
+		{name: "nginx → identity", header: func() http.Header { return http.Header{} }},
+	}
+
+	// One answer each, checked by hand: same body everywhere.
+	gw, err := fetch(ctx, targets[0].url, targets[0].header())
+	if err != nil {
+		return err
+	}
+	direct, err := fetch(ctx, targets[1].url, targets[1].header())
+	if err != nil {
+		return err
+	}
+	if gw != direct {
+		return fmt.Errorf("gateway and identity answer differently:\n%s\n%s", gw, direct)
+	}
+	logf("GET %s answers 200 (%d bytes) through the gateway and directly", path, len(gw))
+
+	for _, t := range targets {
+		if t.url == "" { // nginx: its signed context is fixed in the config, so it starts right before its runs
+			n, err := loadgen.StartNginx(ctx, nginxBin, filepath.Join(tmp, "nginx"), strings.TrimPrefix(stack.Identity, "http://"),
+				map[string]string{internalctx.Header: sign()})
+			if err != nil {
+				return err
+			}
+			t.url = n.URL + path
+			body, err := fetch(ctx, t.url, nil)
+			if err != nil {
+				n.Stop()
+				return err
+			}
+			if body != direct {
+				n.Stop()
+				return fmt.Errorf("nginx answers differently:\n%s", body)
+			}
+			err = measure(ctx, f, t)
+			n.Stop()
+			if err != nil {
+				return err
+			}
+			continue
+		}
+		if err := measure(ctx, f, t); err != nil {
+			return err
+		}
+	}
+	report(os.Stdout, f, targets)
+	return nil
+}
+
+// measure warms up, then runs max throughput and fixed rate.
+func measure(ctx context.Context, f gatewayFlags, t *target) error {
+	attack := func(rate int, d time.Duration) (loadgen.Run, error) {
+		if err := ctx.Err(); err != nil {
+			return loadgen.Run{}, err
+		}
+		r := loadgen.Attack{Target: loadgen.Get(t.url, t.header()), Rate: rate, Duration: d, Connections: f.connections}.Do()
+		if msg := r.Failures(); msg != "" {
+			return r, fmt.Errorf("%s: %s", t.name, msg)
+		}
+		return r, nil
+	}
+	logf("%s: warm-up %s (load %s)", t.name, f.warmup, loadgen.Load())
+	if _, err := attack(0, f.warmup); err != nil {
+		return err
+	}
+	var err error
+	if t.max, err = attack(0, f.duration); err != nil {
+		return err
+	}
+	logf("%s: max %.0f req/s, p50 %s ms, p99 %s ms (load %s)", t.name, t.max.Throughput,
+		loadgen.Ms(t.max.Latencies.Quantile(0.5)), loadgen.Ms(t.max.Latencies.Quantile(0.99)), t.max.Load)
+	time.Sleep(time.Second) // let the queues drain
+	if t.fixed, err = attack(f.rate, f.duration); err != nil {
+		return err
+	}
+	logf("%s: at %d req/s p50 %s ms, p99 %s ms (load %s)", t.name, f.rate,
+		loadgen.Ms(t.fixed.Latencies.Quantile(0.5)), loadgen.Ms(t.fixed.Latencies.Quantile(0.99)), t.fixed.Load)
+	return nil
+}
+
+func report(w io.Writer, f gatewayFlags, targets []*target) {
+	host, _ := os.Hostname()
+	fmt.Fprintf(w, "\nGET /v1/restaurants (%s, %d CPUs; max: %d connections for %s; fixed: %d req/s for %s)\n\n",
+		host, numCPU(), f.connections, f.duration, f.rate, f.duration)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "target\tmax req/s\tp50 ms\tp99 ms\t\tat rate: p50 ms\tp99 ms\t\tload after runs\t")
+	for _, t := range targets {
+		fmt.Fprintf(tw, "%s\t%.0f\t%s\t%s\t\t%s\t%s\t\t%s | %s\t\n", t.name, t.max.Throughput,
+			loadgen.Ms(t.max.Latencies.Quantile(0.5)), loadgen.Ms(t.max.Latencies.Quantile(0.99)),
+			loadgen.Ms(t.fixed.Latencies.Quantile(0.5)), loadgen.Ms(t.fixed.Latencies.Quantile(0.99)), t.max.Load, t.fixed.Load)
+	}
+	tw.Flush()
+	gw, direct, ngx := targets[0], targets[1], targets[2]
+	over50 := gw.fixed.Latencies.Quantile(0.5) - direct.fixed.Latencies.Quantile(0.5)
+	over99 := gw.fixed.Latencies.Quantile(0.99) - direct.fixed.Latencies.Quantile(0.99)
+	ratio := gw.max.Throughput / ngx.max.Throughput
+	verdict := func(ok bool) string {
+		if ok {
+			return "met"
+		}
+		return "MISSED"
+	}
+	fmt.Fprintf(w, "\ngateway p50 overhead over the direct call at %d req/s: %+.3f ms (target ≤ %.1f ms): %s   (p99 overhead %+.3f ms)\n",
+		f.rate, msf(over50), msf(p50OverheadTarget), verdict(over50 <= p50OverheadTarget), msf(over99))
+	fmt.Fprintf(w, "gateway max throughput / nginx's: %.0f / %.0f = %.2f (target ≥ %.1f): %s\n",
+		gw.max.Throughput, ngx.max.Throughput, ratio, throughputTarget, verdict(ratio >= throughputTarget))
+	fmt.Fprintf(w, "load average (1 5 15 min) now: %s — every process, vegeta included, shares these CPUs\n", loadgen.Load())
+}
+
+func msf(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+func fetch(ctx context.Context, url string, h http.Header) (string, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return "", err
+	}
+	for k, v := range h {
+		req.Header[k] = v
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return "", err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return "", errors.New("GET " + url + ": " + resp.Status + ": " + string(body))
+	}
+	return string(body), nil
+}

@@ -1,0 +1,230 @@
+// Package loadgen holds what the load tests behind make bench and make
+// bench-orders share: starting the local stack (bin/devstack), nginx as a
+// reference proxy, vegeta runs, latency quantiles and the machine's load.
+package loadgen
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Stack is a running bin/devstack.
+type Stack struct {
+	// Gateway, Identity and Orders are the processes' base URLs.
+	Gateway, Identity, Orders string
+	// Token is the demo owner's access token devstack printed.
+	Token string
+	// Secrets are devstack's generated secrets (DIR/secrets.env).
+	Secrets map[string]string
+
+	cmd    *exec.Cmd
+	logs   *syncBuffer
+	exited chan error
+}
+
+// StackOptions says how to start devstack.
+type StackOptions struct {
+	Bin  string   // folder with the built binaries
+	Dir  string   // devstack's --data folder
+	Env  []string // devstack's whole environment (children inherit it); nil: this process's
+	Wait time.Duration
+}
+
+// StartStack starts bin/devstack run at a free port offset and waits until it
+// printed the demo token and "Press Ctrl-C to stop.".
+func StartStack(ctx context.Context, o StackOptions) (*Stack, error) {
+	offset, err := FreeOffset()
+	if err != nil {
+		return nil, err
+	}
+	if o.Wait == 0 {
+		o.Wait = 4 * time.Minute
+	}
+	cmd := exec.Command(filepath.Join(o.Bin, "devstack"), "run", "--data", o.Dir, "--bin", o.Bin, "--port-offset", fmt.Sprint(offset))
+	cmd.Env = o.Env
+	if cmd.Env == nil {
+		cmd.Env = os.Environ()
+	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGINT}
+	s := &Stack{
+		Gateway:  fmt.Sprintf("http://127.0.0.1:%d", 8080+offset),
+		Identity: fmt.Sprintf("http://127.0.0.1:%d", 8081+offset),
+		Orders:   fmt.Sprintf("http://127.0.0.1:%d", 8082+offset),
+		cmd:      cmd, logs: &syncBuffer{}, exited: make(chan error, 1),
+	}
+	cmd.Stderr = s.logs
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start devstack (run make build first): %w", err)
+	}
+	lines := make(chan string)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+		s.exited <- cmd.Wait()
+	}()
+	timeout := time.After(o.Wait)
+	for {
+		select {
+		case line, ok := <-lines:
+			if !ok {
+				return nil, fmt.Errorf("devstack exited before it was ready:\n%s", s.Logs())
+			}
+			if v, found := strings.CutPrefix(strings.TrimSpace(line), "export TOKEN="); found {
+				s.Token = v
+			}
+			if strings.HasPrefix(line, "Press Ctrl-C") {
+				go func() {
+					for range lines { // keep draining
+					}
+				}()
+				if s.Token == "" {
+					s.Stop()
+					return nil, fmt.Errorf("devstack printed no demo token:\n%s", s.Logs())
+				}
+				if s.Secrets, err = ReadSecrets(filepath.Join(o.Dir, "secrets.env")); err != nil {
+					s.Stop()
+					return nil, err
+				}
+				return s, nil
+			}
+		case <-timeout:
+			s.Stop()
+			return nil, fmt.Errorf("devstack not ready after %s:\n%s", o.Wait, s.Logs())
+		case <-ctx.Done():
+			s.Stop()
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// Logs is what devstack and its children wrote to stderr so far.
+func (s *Stack) Logs() string { return s.logs.String() }
+
+// Stop interrupts devstack (it stops its processes, Redis and Postgres) and
+// waits up to 60 s.
+func (s *Stack) Stop() {
+	if s == nil || s.cmd.Process == nil {
+		return
+	}
+	_ = s.cmd.Process.Signal(syscall.SIGINT)
+	select {
+	case <-s.exited:
+	case <-time.After(60 * time.Second):
+		_ = s.cmd.Process.Kill()
+	}
+}
+
+// ReadSecrets reads a KEY=value file such as devstack's secrets.env.
+func ReadSecrets(path string) (map[string]string, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	m := map[string]string{}
+	for _, line := range strings.Split(string(raw), "\n") {
+		if k, v, ok := strings.Cut(line, "="); ok {
+			m[k] = v
+		}
+	}
+	return m, nil
+}
+
+// FreeOffset finds a port offset at which ports 8080..8082 + offset are free.
+func FreeOffset() (int, error) {
+	for base := 23000 + os.Getpid()%1000; base < 60000; base += 97 {
+		ok := true
+		for i := range 3 {
+			l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", base+i))
+			if err != nil {
+				ok = false
+				break
+			}
+			l.Close()
+		}
+		if ok {
+			return base - 8080, nil
+		}
+	}
+	return 0, errors.New("no free ports")
+}
+
+// FreePort is a free TCP port on 127.0.0.1.
+func FreePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// Claims are the access-token claims a signed internal context repeats.
+type Claims struct {
+	Subject  string `json:"sub"`
+	ClientID string `json:"client_id"`
+	GrantID  string `json:"gid"`
+	Scope    string `json:"scope"`
+}
+
+// TokenClaims decodes (without verifying) the payload of a JWT.
+func TokenClaims(token string) (Claims, error) {
+	parts := strings.Split(token, ".")
+	if len(parts) != 3 {
+		return Claims{}, errors.New("access token is not a JWT")
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(parts[1])
+	if err != nil {
+		return Claims{}, fmt.Errorf("access token payload: %w", err)
+	}
+	var c Claims
+	if err := json.Unmarshal(raw, &c); err != nil {
+		return Claims{}, fmt.Errorf("access token payload: %w", err)
+	}
+	if c.GrantID == "" || c.Subject == "" || c.ClientID == "" {
+		return Claims{}, errors.New("access token lacks sub, client_id or gid")
+	}
+	return c, nil
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.b.Len() > 4<<20 { // keep the recent part only
+		tail := append([]byte(nil), s.b.Bytes()[s.b.Len()-1<<20:]...)
+		s.b.Reset()
+		s.b.Write(tail)
+	}
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
