@@ -2,6 +2,7 @@ package httpx
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -102,7 +103,7 @@ func writeErrorWithID(c *fiber.Ctx, err error, bodyLimit int) error {
 		c.Locals(localsRequestID, id)
 		c.Set(HeaderRequestID, id)
 	}
-	if fe, ok := err.(*fiber.Error); ok && fe.Code == http.StatusRequestEntityTooLarge {
+	if fe := (*fiber.Error)(nil); errors.As(err, &fe) && fe.Code == http.StatusRequestEntityTooLarge {
 		err = PayloadTooLarge(bodyLimit)
 	}
 	return WriteError(c, err)

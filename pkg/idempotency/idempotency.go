@@ -130,9 +130,12 @@ func replay(tx *gorm.DB, req Request, hash string, res *Result) error {
 	return nil
 }
 
+// markReplayed sets "replayed": true on a stored JSON object; a stored
+// answer that is not an object is replayed as it was.
 func markReplayed(stored []byte) (json.RawMessage, error) {
 	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(stored, &obj); err != nil || obj == nil {
+	_ = json.Unmarshal(stored, &obj) // obj stays nil unless stored is an object
+	if obj == nil {
 		return stored, nil
 	}
 	obj["replayed"] = json.RawMessage("true")

@@ -114,7 +114,7 @@ func (c *Config) Deprecations() (map[string]Deprecation, error) {
 		return out, nil
 	}
 	if err := json.Unmarshal([]byte(c.DeprecatedOperations), &out); err != nil {
-		return nil, fmt.Errorf("DEPRECATED_OPERATIONS must be a JSON object of operation id to {deprecation, sunset, link}: %v", err)
+		return nil, fmt.Errorf("DEPRECATED_OPERATIONS must be a JSON object of operation id to {deprecation, sunset, link}: %w", err)
 	}
 	for id, d := range out {
 		if d.Deprecation.IsZero() || d.Sunset.IsZero() || d.Link == "" {

@@ -163,7 +163,7 @@ func (s *Store) fetch(ctx context.Context, who Caller) (*Grant, error) {
 	req.Header.Set(internalctx.Header, s.keys.Sign(internalctx.Context{ClientID: who.ClientID, UserID: who.UserID, GrantID: who.GrantID, RequestID: who.RequestID}))
 	resp, err := s.client.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrUnavailable, err)
+		return nil, fmt.Errorf("%w: %w", ErrUnavailable, err)
 	}
 	defer resp.Body.Close()
 	switch resp.StatusCode {
@@ -175,7 +175,7 @@ func (s *Store) fetch(ctx context.Context, who Caller) (*Grant, error) {
 	}
 	var g Grant
 	if err := json.NewDecoder(http.MaxBytesReader(nil, resp.Body, 8<<20)).Decode(&g); err != nil {
-		return nil, fmt.Errorf("%w: decode grant: %v", ErrUnavailable, err)
+		return nil, fmt.Errorf("%w: decode grant: %w", ErrUnavailable, err)
 	}
 	g.restaurants = make(map[string]*Restaurant, len(g.Restaurants))
 	for i := range g.Restaurants {

@@ -140,7 +140,7 @@ func (u *Upstream) Forward(c *fiber.Ctx, r Request) error {
 	if err != nil {
 		span.SetStatus(codes.Error, "upstream unreachable")
 		span.RecordError(err)
-		return fmt.Errorf("%w: %s: %v", ErrUnreachable, u.Name, err)
+		return fmt.Errorf("%w: %s: %w", ErrUnreachable, u.Name, err)
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, MaxResponseBytes+1))
@@ -151,7 +151,7 @@ func (u *Upstream) Forward(c *fiber.Ctx, r Request) error {
 		// Nothing was written to the client yet, so it gets a clean 503
 		// rather than a truncated answer.
 		span.SetStatus(codes.Error, "upstream read failed")
-		return fmt.Errorf("%w: %s: read body: %v", ErrUnreachable, u.Name, err)
+		return fmt.Errorf("%w: %s: read body: %w", ErrUnreachable, u.Name, err)
 	}
 	span.SetAttributes(attribute.Int("http.response.status_code", resp.StatusCode))
 	for k, vs := range resp.Header {

@@ -347,7 +347,7 @@ func token(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	if asJSON {
-		return json.NewEncoder(out).Encode(tok)
+		return json.NewEncoder(out).Encode(tok) //nolint:gosec // printing the tokens is what this command is for
 	}
 	fmt.Fprintf(out, "access_token:  %s\nrefresh_token: %s\nexpires_in:    %d s (at %s)\nscope:         %s\n", tok.AccessToken, tok.RefreshToken, tok.ExpiresIn, tok.ExpiresAt, tok.Scope)
 	return nil

@@ -3,7 +3,6 @@ package api
 import (
 	"encoding/json"
 	"net/http"
-	"strings"
 
 	"github.com/ory/fosite"
 
@@ -104,20 +103,6 @@ func (o oauthEndpoints) metadata(w http.ResponseWriter, _ *http.Request) {
 		"access_token_signing_alg_values_supported":      []string{oauth.Alg},
 		"authorization_response_iss_parameter_supported": false,
 	})
-}
-
-// onlyMethods guards net/http handlers mounted on Fiber.
-func onlyMethods(h http.HandlerFunc, methods ...string) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		for _, m := range methods {
-			if r.Method == m {
-				h(w, r)
-				return
-			}
-		}
-		w.Header().Set("Allow", strings.Join(methods, ", "))
-		writeJSON(w, http.StatusMethodNotAllowed, map[string]string{"error": "method_not_allowed"})
-	}
 }
 
 var _ = fosite.ErrInvalidRequest

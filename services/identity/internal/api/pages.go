@@ -83,7 +83,7 @@ func (p *Pages) readSession(r *http.Request) (browserSession, bool) {
 func (p *Pages) writeSession(w http.ResponseWriter, s browserSession) {
 	s.Expires = time.Now().Add(sessionTTL).Unix()
 	raw, _ := json.Marshal(s)
-	http.SetCookie(w, &http.Cookie{
+	http.SetCookie(w, &http.Cookie{ //nolint:gosec // Secure is set whenever the public base URL is https
 		Name: sessionCookie, Value: base64.RawURLEncoding.EncodeToString(raw) + "." + p.sign(raw),
 		Path: "/oauth2/", HttpOnly: true, Secure: p.secure, SameSite: http.SameSiteLaxMode, MaxAge: int(sessionTTL.Seconds()),
 	})

@@ -1,6 +1,7 @@
 package domain
 
 import (
+	"errors"
 	"fmt"
 	"net/mail"
 	"net/url"
@@ -131,8 +132,8 @@ func (d *DirectoryImport) Validate() error {
 		checkText(&p, f+".name", r.Name)
 		checkText(&p, f+".registeredName", r.RegisteredName)
 		checkText(&p, f+".businessId", r.BusinessID)
-		if err := ValidateRestaurantSettings(r.TimeZone, r.DayStartHour, r.Currency, r.Country); err != nil {
-			for _, s := range err.(*ValidationError).Problems {
+		if ve := (*ValidationError)(nil); errors.As(ValidateRestaurantSettings(r.TimeZone, r.DayStartHour, r.Currency, r.Country), &ve) {
+			for _, s := range ve.Problems {
 				p.add("%s.%s", f, s)
 			}
 		}
@@ -165,8 +166,8 @@ func (d *DirectoryImport) Validate() error {
 			p.add("%s.clientId: %q appears twice", f, c.ClientID)
 		}
 		clientIDs[c.ClientID] = true
-		if err := ValidateClient(c.ClientID, c.Name, c.Type, c.RedirectURIs, c.AllowedScopes, c.Status); err != nil {
-			for _, s := range err.(*ValidationError).Problems {
+		if ve := (*ValidationError)(nil); errors.As(ValidateClient(c.ClientID, c.Name, c.Type, c.RedirectURIs, c.AllowedScopes, c.Status), &ve) {
+			for _, s := range ve.Problems {
 				p.add("%s.%s", f, s)
 			}
 		}

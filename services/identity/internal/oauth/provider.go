@@ -156,7 +156,7 @@ func (s *Strategy) ValidateAccessToken(ctx context.Context, _ fosite.Requester, 
 
 // Verify parses and checks an access token issued here.
 func (s *Strategy) Verify(ctx context.Context, token string) (AccessClaims, error) {
-	jws, err := jose.ParseSigned(token, []jose.SignatureAlgorithm{jose.ES256})
+	jws, err := jose.ParseSignedCompact(token, []jose.SignatureAlgorithm{jose.ES256})
 	if err != nil || len(jws.Signatures) != 1 {
 		return AccessClaims{}, fosite.ErrTokenSignatureMismatch
 	}

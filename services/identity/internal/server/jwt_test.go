@@ -34,7 +34,7 @@ func verify(t *testing.T, e *env, token string) (map[string]any, string) {
 			t.Fatalf("bad JWK: %+v", k)
 		}
 	}
-	jws, err := jose.ParseSigned(token, []jose.SignatureAlgorithm{jose.ES256})
+	jws, err := jose.ParseSignedCompact(token, []jose.SignatureAlgorithm{jose.ES256})
 	if err != nil {
 		t.Fatal(err)
 	}
