@@ -14,6 +14,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"runtime/debug"
 	"runtime/pprof"
 	"time"
 
@@ -136,6 +137,10 @@ func importOrders(ctx context.Context, args []string) error {
 			last = time.Now()
 			slog.Info("importing orders", "stored", stored, "elapsed", time.Since(start).Round(time.Second).String())
 		}
+	}
+	if os.Getenv("GOGC") == "" {
+		// The import allocates a lot of short-lived records; collect less often.
+		debug.SetGCPercent(200)
 	}
 	st := &store.Store{DB: db.SQL}
 	// Into an empty schema: one transaction that COPYs every batch and

@@ -62,3 +62,31 @@ func TestImportCommand(t *testing.T) {
 		t.Fatal("unknown command accepted")
 	}
 }
+
+// Into an empty schema the import is all or nothing: a bad line after
+// earlier good batches leaves no order behind.
+func TestImportIntoEmptySchemaIsAllOrNothing(t *testing.T) {
+	url := testenv.NewDatabase(t, "empty", func(context.Context, string) error { return nil })
+	t.Setenv("DATABASE_URL", url)
+	p := filepath.Join(t.TempDir(), "a.ndjson")
+	body := strings.Join([]string{line("a", "paid"), line("b", "paid"), line("c", "paid"), line("d", "lost")}, "\n")
+	if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	err := run(context.Background(), []string{"import", "--batch", "2", "--file", p})
+	if err == nil || !strings.Contains(err.Error(), "line 4") || !strings.Contains(err.Error(), "nothing was stored") {
+		t.Fatalf("want line 4 named and nothing stored, got %v", err)
+	}
+	db, err := sql.Open("pgx", url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var n, indexes int
+	if err := db.QueryRow(`SELECT (SELECT count(*) FROM orders.orders), (SELECT count(*) FROM pg_indexes WHERE schemaname = 'orders')`).Scan(&n, &indexes); err != nil {
+		t.Fatal(err)
+	}
+	if n != 0 || indexes != 17 {
+		t.Fatalf("%d orders and %d indexes after a failed import; want 0 and 17", n, indexes)
+	}
+}

@@ -1,21 +1,26 @@
 package domain
 
 import (
-	"bytes"
+	"slices"
+	"strings"
 	"time"
 	"unicode/utf8"
 
 	"partnerapi.dev/pkg/bizdate"
 )
 
-// decodeFast decodes a record written the plain way (exact field names, each
+// decode decodes a record written the plain way (exact field names, each
 // once, no string escapes, integers as plain integers, null only where the
 // field is a pointer or a list) without reflection. It reports false for
 // anything else, and the caller decodes the line with encoding/json, which
 // then gives the same result or the canonical error. For every line it
 // accepts, it fills rec exactly as encoding/json would.
-func decodeFast(raw []byte, rec *Record) bool {
-	d := fastDecoder{b: raw}
+//
+// Strings are substrings of line (no copy); optional values and lists come
+// from per-decoder arenas, so a record costs a few allocations. A decoder
+// is used by one goroutine at a time.
+func (d *fastDecoder) decode(line string, rec *Record) bool {
+	d.b, d.i = line, 0
 	if !d.record(rec) {
 		return false
 	}
@@ -24,8 +29,34 @@ func decodeFast(raw []byte, rec *Record) bool {
 }
 
 type fastDecoder struct {
-	b []byte
+	b string
 	i int
+
+	strs   arena[string]
+	ints   arena[int]
+	int64s arena[int64]
+	times  arena[time.Time]
+	dates  arena[bizdate.Date]
+	origin arena[Origin]
+
+	lines    []Line
+	rates    []VatRate
+	options  []SelectedOption
+	vatRows  []VatRow
+	refunds  []RefundedItem
+	payments []PaymentReference
+}
+
+// arena hands out pointers into shared blocks instead of one allocation per
+// value.
+type arena[T any] struct{ buf []T }
+
+func (a *arena[T]) new(v T) *T {
+	if len(a.buf) == cap(a.buf) {
+		a.buf = make([]T, 0, 512)
+	}
+	a.buf = append(a.buf, v)
+	return &a.buf[len(a.buf)-1]
 }
 
 func (d *fastDecoder) ws() {
@@ -51,18 +82,18 @@ func (d *fastDecoder) consume(c byte) bool {
 // null consumes a null literal.
 func (d *fastDecoder) null() bool {
 	d.ws()
-	if bytes.HasPrefix(d.b[d.i:], []byte("null")) {
+	if strings.HasPrefix(d.b[d.i:], "null") {
 		d.i += 4
 		return true
 	}
 	return false
 }
 
-// rawString returns the bytes of a string with no escapes and valid UTF-8.
-func (d *fastDecoder) rawString() ([]byte, bool) {
+// rawString returns a string with no escapes and valid UTF-8.
+func (d *fastDecoder) rawString() (string, bool) {
 	d.ws()
 	if d.i >= len(d.b) || d.b[d.i] != '"' {
-		return nil, false
+		return "", false
 	}
 	start := d.i + 1
 	ascii := true
@@ -71,24 +102,24 @@ func (d *fastDecoder) rawString() ([]byte, bool) {
 		switch {
 		case c == '"':
 			s := d.b[start:j]
-			if !ascii && !utf8.Valid(s) {
-				return nil, false
+			if !ascii && !utf8.ValidString(s) {
+				return "", false
 			}
 			d.i = j + 1
 			return s, true
 		case c == '\\' || c < 0x20:
-			return nil, false
+			return "", false
 		case c >= 0x80:
 			ascii = false
 		}
 	}
-	return nil, false
+	return "", false
 }
 
 func (d *fastDecoder) str(p *string) bool {
 	s, ok := d.rawString()
 	if ok {
-		*p = string(s)
+		*p = s
 	}
 	return ok
 }
@@ -102,7 +133,7 @@ func (d *fastDecoder) strPtr(p **string) bool {
 	if !d.str(&s) {
 		return false
 	}
-	*p = &s
+	*p = d.strs.new(s)
 	return true
 }
 
@@ -158,7 +189,7 @@ func (d *fastDecoder) intPtr(p **int) bool {
 	if !d.int(&v) {
 		return false
 	}
-	*p = &v
+	*p = d.ints.new(v)
 	return true
 }
 
@@ -171,27 +202,19 @@ func (d *fastDecoder) int64Ptr(p **int64) bool {
 	if !d.int64(&v) {
 		return false
 	}
-	*p = &v
+	*p = d.int64s.new(v)
 	return true
 }
 
-// quoted returns a whole string token, quotes included (what encoding/json
-// hands to UnmarshalJSON).
-func (d *fastDecoder) quoted() ([]byte, bool) {
-	d.ws()
-	start := d.i
-	if _, ok := d.rawString(); !ok {
-		return nil, false
-	}
-	return d.b[start:d.i], true
-}
-
+// time reads an RFC 3339 string as time.Time's UnmarshalJSON does (for a
+// string with no escapes it is UnmarshalText of the contents).
 func (d *fastDecoder) time(p *time.Time) bool {
-	q, ok := d.quoted()
+	s, ok := d.rawString()
 	if !ok {
 		return false
 	}
-	return p.UnmarshalJSON(q) == nil
+	var buf [40]byte
+	return len(s) <= len(buf) && p.UnmarshalText(append(buf[:0], s...)) == nil
 }
 
 func (d *fastDecoder) timePtr(p **time.Time) bool {
@@ -203,10 +226,11 @@ func (d *fastDecoder) timePtr(p **time.Time) bool {
 	if !d.time(&t) {
 		return false
 	}
-	*p = &t
+	*p = d.times.new(t)
 	return true
 }
 
+// datePtr reads a date as bizdate.Date's UnmarshalText does.
 func (d *fastDecoder) datePtr(p **bizdate.Date) bool {
 	if d.null() {
 		*p = nil
@@ -216,18 +240,18 @@ func (d *fastDecoder) datePtr(p **bizdate.Date) bool {
 	if !ok {
 		return false
 	}
-	var v bizdate.Date
-	if v.UnmarshalText(s) != nil {
+	v, err := bizdate.Parse(s)
+	if err != nil {
 		return false
 	}
-	*p = &v
+	*p = d.dates.new(v)
 	return true
 }
 
 // object reads {"key": value, ...}, calling field for each key; field reads
 // the value and reports false for an unknown key or a value it cannot take.
 // A key given twice is refused (encoding/json merges; the slow path does it).
-func (d *fastDecoder) object(field func(key []byte, seen *uint64) bool) bool {
+func (d *fastDecoder) object(field func(key string, seen *uint64) bool) bool {
 	if !d.consume('{') {
 		return false
 	}
@@ -259,9 +283,10 @@ func once(seen *uint64, n uint) bool {
 	return true
 }
 
-// array reads null (nil) or [elem, ...] (non-nil, possibly empty) into a
-// slice; elem decodes one element into the pointer it is given.
-func fastArray[T any](d *fastDecoder, p *[]T, elem func(*T) bool) bool {
+// fastArray reads null (nil) or [elem, ...] (non-nil, possibly empty) into
+// a slice; elem decodes one element into the pointer it is given. scratch
+// collects the elements, so the slice is allocated once, at its size.
+func fastArray[T any](d *fastDecoder, p *[]T, scratch *[]T, elem func(*T) bool) bool {
 	if d.null() {
 		*p = nil
 		return true
@@ -269,11 +294,12 @@ func fastArray[T any](d *fastDecoder, p *[]T, elem func(*T) bool) bool {
 	if !d.consume('[') {
 		return false
 	}
-	out := make([]T, 0, 4)
 	if d.consume(']') {
-		*p = out
+		*p = []T{}
 		return true
 	}
+	out := (*scratch)[:0]
+	defer func() { *scratch = out[:0] }()
 	for {
 		var v T
 		if !elem(&v) {
@@ -286,14 +312,14 @@ func fastArray[T any](d *fastDecoder, p *[]T, elem func(*T) bool) bool {
 		if !d.consume(']') {
 			return false
 		}
-		*p = out
+		*p = slices.Clone(out)
 		return true
 	}
 }
 
 func (d *fastDecoder) record(r *Record) bool {
-	return d.object(func(key []byte, seen *uint64) bool {
-		switch string(key) {
+	return d.object(func(key string, seen *uint64) bool {
+		switch key {
 		case "restaurantId":
 			return once(seen, 0) && d.str(&r.RestaurantID)
 		case "timeZone":
@@ -328,10 +354,10 @@ func (d *fastDecoder) record(r *Record) bool {
 				r.OrderOrigin = nil
 				return true
 			}
-			o := &Origin{}
+			o := d.origin.new(Origin{})
 			r.OrderOrigin = o
-			return d.object(func(key []byte, seen *uint64) bool {
-				switch string(key) {
+			return d.object(func(key string, seen *uint64) bool {
+				switch key {
 				case "kind":
 					return once(seen, 0) && d.str(&o.Kind)
 				case "provider":
@@ -362,21 +388,21 @@ func (d *fastDecoder) record(r *Record) bool {
 		case "taxRatesAsOf":
 			return once(seen, 24) && d.datePtr(&r.TaxRatesAsOf)
 		case "lines":
-			return once(seen, 25) && fastArray(d, &r.Lines, d.line)
+			return once(seen, 25) && fastArray(d, &r.Lines, &d.lines, d.line)
 		case "vatRows":
-			return once(seen, 26) && fastArray(d, &r.VatRows, d.vatRow)
+			return once(seen, 26) && fastArray(d, &r.VatRows, &d.vatRows, d.vatRow)
 		case "refundedItems":
-			return once(seen, 27) && fastArray(d, &r.RefundedItems, d.refundedItem)
+			return once(seen, 27) && fastArray(d, &r.RefundedItems, &d.refunds, d.refundedItem)
 		case "paymentReferences":
-			return once(seen, 28) && fastArray(d, &r.PaymentReferences, d.paymentReference)
+			return once(seen, 28) && fastArray(d, &r.PaymentReferences, &d.payments, d.paymentReference)
 		}
 		return false
 	})
 }
 
 func (d *fastDecoder) line(l *Line) bool {
-	return d.object(func(key []byte, seen *uint64) bool {
-		switch string(key) {
+	return d.object(func(key string, seen *uint64) bool {
+		switch key {
 		case "lineId":
 			return once(seen, 0) && d.str(&l.LineID)
 		case "catalogItemId":
@@ -412,17 +438,17 @@ func (d *fastDecoder) line(l *Line) bool {
 		case "taxRatesAsOf":
 			return once(seen, 16) && d.datePtr(&l.TaxRatesAsOf)
 		case "vatRates":
-			return once(seen, 17) && fastArray(d, &l.VatRates, d.vatRate)
+			return once(seen, 17) && fastArray(d, &l.VatRates, &d.rates, d.vatRate)
 		case "selectedOptions":
-			return once(seen, 18) && fastArray(d, &l.SelectedOptions, d.selectedOption)
+			return once(seen, 18) && fastArray(d, &l.SelectedOptions, &d.options, d.selectedOption)
 		}
 		return false
 	})
 }
 
 func (d *fastDecoder) vatRate(v *VatRate) bool {
-	return d.object(func(key []byte, seen *uint64) bool {
-		switch string(key) {
+	return d.object(func(key string, seen *uint64) bool {
+		switch key {
 		case "category":
 			return once(seen, 0) && d.str(&v.Category)
 		case "rateBps":
@@ -435,8 +461,8 @@ func (d *fastDecoder) vatRate(v *VatRate) bool {
 }
 
 func (d *fastDecoder) selectedOption(o *SelectedOption) bool {
-	return d.object(func(key []byte, seen *uint64) bool {
-		switch string(key) {
+	return d.object(func(key string, seen *uint64) bool {
+		switch key {
 		case "optionId":
 			return once(seen, 0) && d.strPtr(&o.OptionID)
 		case "optionGroupId":
@@ -457,8 +483,8 @@ func (d *fastDecoder) selectedOption(o *SelectedOption) bool {
 }
 
 func (d *fastDecoder) vatRow(v *VatRow) bool {
-	return d.object(func(key []byte, seen *uint64) bool {
-		switch string(key) {
+	return d.object(func(key string, seen *uint64) bool {
+		switch key {
 		case "category":
 			return once(seen, 0) && d.str(&v.Category)
 		case "rateBps":
@@ -475,8 +501,8 @@ func (d *fastDecoder) vatRow(v *VatRow) bool {
 }
 
 func (d *fastDecoder) refundedItem(r *RefundedItem) bool {
-	return d.object(func(key []byte, seen *uint64) bool {
-		switch string(key) {
+	return d.object(func(key string, seen *uint64) bool {
+		switch key {
 		case "lineId":
 			return once(seen, 0) && d.strPtr(&r.LineID)
 		case "catalogItemId":
@@ -495,8 +521,8 @@ func (d *fastDecoder) refundedItem(r *RefundedItem) bool {
 }
 
 func (d *fastDecoder) paymentReference(p *PaymentReference) bool {
-	return d.object(func(key []byte, seen *uint64) bool {
-		switch string(key) {
+	return d.object(func(key string, seen *uint64) bool {
+		switch key {
 		case "provider":
 			return once(seen, 0) && d.str(&p.Provider)
 		case "receiptHash":

@@ -129,10 +129,16 @@ func ParseRecords(r io.Reader, fn func(line int, o Order) error) error {
 
 // ParseRecord decodes and validates one record. locs caches loaded time zones.
 func ParseRecord(raw []byte, locs map[string]*time.Location) (Order, error) {
+	return parseRecord(string(raw), locs, &fastDecoder{})
+}
+
+// parseRecord is ParseRecord with a decoder to reuse; the order's strings
+// may share line's memory.
+func parseRecord(line string, locs map[string]*time.Location, d *fastDecoder) (Order, error) {
 	var rec Record
-	if !decodeFast(raw, &rec) {
+	if !d.decode(line, &rec) {
 		rec = Record{}
-		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec := json.NewDecoder(strings.NewReader(line))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&rec); err != nil {
 			return Order{}, describeJSON(err)

@@ -2,12 +2,12 @@ package domain
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"runtime"
+	"strings"
 	"sync"
 	"time"
 )
@@ -60,7 +60,7 @@ func (in Ingestion) Ingest(ctx context.Context, r io.Reader, progress func(store
 
 type chunk struct {
 	firstLine int
-	raw       [][]byte
+	raw       []string
 	orders    []Order
 	prepared  any // by Sink.Prepare
 	err       error
@@ -71,16 +71,29 @@ func (in Ingestion) pipeline(ctx context.Context, r io.Reader, progress func(sto
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	workers := max(1, runtime.GOMAXPROCS(0))
-	chunks := make(chan *chunk, workers*2) // in input order, to the writer
-	work := make(chan *chunk, workers*2)   // to the parsers
+	// A few chunks in flight keep every stage busy; each holds BatchSize
+	// lines, their orders and (bulk load) their encoded rows.
+	chunks := make(chan *chunk, workers+1) // in input order, to the writer
+	work := make(chan *chunk, workers)     // to the parsers
 	var readErr error
 	go func() {
 		defer close(chunks)
 		defer close(work)
 		br := bufio.NewReaderSize(r, 4<<20)
 		line := 0
+		// A chunk's lines are read into one string (no allocation per line;
+		// the records' strings share it).
+		var data strings.Builder
+		var ends []int
 		c := &chunk{firstLine: 1, parsed: make(chan struct{})}
 		send := func() bool {
+			text := data.String()
+			c.raw = make([]string, len(ends))
+			start := 0
+			for i, end := range ends {
+				c.raw[i] = text[start:end]
+				start = end
+			}
 			select {
 			case chunks <- c:
 			case <-ctx.Done():
@@ -88,19 +101,31 @@ func (in Ingestion) pipeline(ctx context.Context, r io.Reader, progress func(sto
 			}
 			work <- c
 			c = &chunk{firstLine: line + 1, parsed: make(chan struct{})}
+			size := data.Len()
+			data = strings.Builder{}
+			data.Grow(size + size/8)
+			ends = ends[:0]
 			return true
 		}
 		for {
-			raw, err := br.ReadBytes('\n')
+			var err error
+			for {
+				var frag []byte
+				frag, err = br.ReadSlice('\n')
+				data.Write(frag)
+				if !errors.Is(err, bufio.ErrBufferFull) {
+					break
+				}
+			}
 			line++
-			c.raw = append(c.raw, raw)
-			if len(c.raw) >= in.BatchSize {
+			ends = append(ends, data.Len())
+			if len(ends) >= in.BatchSize {
 				if !send() {
 					return
 				}
 			}
 			if errors.Is(err, io.EOF) {
-				if len(c.raw) > 0 {
+				if len(ends) > 0 {
 					send()
 				}
 				return
@@ -118,13 +143,14 @@ func (in Ingestion) pipeline(ctx context.Context, r io.Reader, progress func(sto
 		go func() {
 			defer wg.Done()
 			locs := map[string]*time.Location{}
+			var dec fastDecoder
 			for c := range work {
 				c.orders = make([]Order, 0, len(c.raw))
 				for i, raw := range c.raw {
-					if len(bytes.TrimSpace(raw)) == 0 {
+					if len(strings.TrimSpace(raw)) == 0 {
 						continue
 					}
-					o, err := ParseRecord(raw, locs)
+					o, err := parseRecord(raw, locs, &dec)
 					if err != nil {
 						n := c.firstLine + i
 						var inv *InvalidError

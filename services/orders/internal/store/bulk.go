@@ -52,7 +52,7 @@ func (s *Store) BulkLoad(ctx context.Context, fn func(domain.BatchSink) error) e
 	return conn.Raw(func(dc any) error {
 		pc := dc.(*stdlib.Conn).Conn()
 		return pgx.BeginFunc(ctx, pc, func(tx pgx.Tx) error {
-			b := &bulk{tx: tx, seed: maphash.MakeSeed(), seen: map[uint64]struct{}{}, names: map[[2]string]bool{}, later: map[[2]string]domain.Order{}}
+			b := &bulk{tx: tx, free: make(chan [][]byte, 8), seed: maphash.MakeSeed(), seen: map[uint64]struct{}{}, names: map[[2]string]bool{}, later: map[[2]string]domain.Order{}}
 			if err := b.begin(ctx); err != nil {
 				return err
 			}
@@ -72,6 +72,7 @@ type indexDef struct {
 
 type bulk struct {
 	tx      pgx.Tx
+	free    chan [][]byte // COPY buffers to reuse
 	seed    maphash.Seed
 	seen    map[uint64]struct{}        // hashes of the (restaurant, order) keys COPYed
 	later   map[[2]string]domain.Order // orders seen again: replaced at the end
@@ -232,8 +233,13 @@ func (b *bulk) Prepare(orders []domain.Order) (any, error) {
 	for i, o := range orders {
 		bb.keys[i] = b.key(o)
 	}
+	var bufs [][]byte
+	select {
+	case bufs = <-b.free:
+	default:
+	}
 	var err error
-	bb.data, bb.names, err = encodeBatch(orders)
+	bb.data, bb.names, err = encodeBatch(orders, bufs)
 	return bb, err
 }
 
@@ -257,7 +263,7 @@ func (b *bulk) Store(ctx context.Context, prepared any) error {
 			}
 			keep = append(keep, o)
 		}
-		data, _, err := encodeBatch(keep)
+		data, _, err := encodeBatch(keep, nil)
 		if err != nil {
 			return err
 		}
@@ -274,6 +280,10 @@ func (b *bulk) Store(ctx context.Context, prepared any) error {
 			return err
 		}
 	}
+	select {
+	case b.free <- bb.data: // reuse the buffers for a later batch
+	default:
+	}
 	for _, n := range bb.names {
 		if !b.names[n] {
 			b.names[n] = true
@@ -285,21 +295,33 @@ func (b *bulk) Store(ctx context.Context, prepared any) error {
 
 // encodeBatch writes the rows of orders as binary COPY data, one buffer per
 // bulkTables entry, with the same values Replace stores.
-func encodeBatch(orders []domain.Order) ([][]byte, [][2]string, error) {
+// reuse, when not nil, holds buffers of an earlier batch to write into.
+func encodeBatch(orders []domain.Order, reuse [][]byte) ([][]byte, [][2]string, error) {
 	bufs := make([]copyBuf, len(bulkTables))
 	rows := make([]int, len(bulkTables))
 	for i := range bufs {
+		if len(reuse) == len(bufs) {
+			bufs[i].b = reuse[i][:0]
+		}
 		bufs[i].header()
 	}
 	seenNames := map[[2]string]bool{}
 	var names [][2]string
 	var keys []int64
 	var rates []byte
+	var lower []string
 	for _, o := range orders {
 		rid, oid := o.RestaurantID, o.OrderID
 		keys = keys[:0]
-		for _, l := range o.Lines {
+		lower = lower[:0]
+		namesLen := 0
+		for i, l := range o.Lines {
 			name := strings.ToLower(l.Name)
+			lower = append(lower, name)
+			if i > 0 {
+				namesLen++
+			}
+			namesLen += len(name)
 			k := ItemKey(rid, name)
 			if !slices.Contains(keys, k) {
 				keys = append(keys, k)
@@ -341,7 +363,13 @@ func encodeBatch(orders []domain.Order) ([][]byte, [][2]string, error) {
 		w.int4(o.LineCount)
 		w.int4(o.RefundedItemCount)
 		w.int4(o.PaymentReferenceCount)
-		w.text(o.ItemNames())
+		w.length(namesLen) // o.ItemNames()
+		for i, name := range lower {
+			if i > 0 {
+				w.b = append(w.b, '\n')
+			}
+			w.b = append(w.b, name...)
+		}
 		w.int8Array(keys)
 
 		for i, l := range o.Lines {

@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"slices"
 	"strings"
 	"time"
@@ -176,11 +175,17 @@ func replaceTx(ctx context.Context, tx pgx.Tx, stages []*stage, n int, direct bo
 // ItemKey is the per-restaurant key of a lower-cased line name in
 // orders.item_keys.
 func ItemKey(restaurantID, lowerName string) int64 {
-	h := fnv.New64a()
-	h.Write([]byte(restaurantID))
-	h.Write([]byte{0})
-	h.Write([]byte(lowerName))
-	return int64(h.Sum64()) //nolint:gosec // a hash: wrapping into the signed range is intended
+	// FNV-1a, 64 bits, over restaurantID, a zero byte and lowerName.
+	const offset, prime = 14695981039346656037, 1099511628211
+	h := uint64(offset)
+	for i := range len(restaurantID) {
+		h = (h ^ uint64(restaurantID[i])) * prime
+	}
+	h *= prime // the zero byte
+	for i := range len(lowerName) {
+		h = (h ^ uint64(lowerName[i])) * prime
+	}
+	return int64(h) //nolint:gosec // a hash: wrapping into the signed range is intended
 }
 
 func appendRows(stages []*stage, o domain.Order, names map[[2]string]bool) error {

@@ -1,0 +1,138 @@
+package domain
+
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+// A record with every field, as the seed generator writes it.
+const fullRecord = `{"restaurantId":"29db7f54-6f7c-48ea-964c-b99e91c78552","timeZone":"Europe/Helsinki","dayStartHour":4,"currency":"EUR","country":"FI",` +
+	`"orderId":"ord_f30130dc3f0f22cf8889a528","restaurantOrderNumber":9345,"receiptHash":"362b9c5d","occurredAt":"2026-07-19T08:33:46.724Z",` +
+	`"orderType":"dine_in","tableNumber":30,"status":"partially_refunded","paymentMethod":"manual","orderOrigin":{"kind":"marketplace","provider":"wolt"},` +
+	`"originalAmountMinor":1870,"totalAmountMinor":1870,"vatMinor":223,"refundAmountMinor":520,"discountAmountMinor":0,"grossSalesMinor":1350,` +
+	`"netSalesMinor":1189,"tipAmountMinor":0,"vatAllocationMethod":"stored","taxCountryCode":"FI","taxRatesAsOf":"2026-01-01",` +
+	`"lines":[{"lineId":"e4306f16","catalogItemId":"a8d6aa8a","catalogItemKind":"menu_item","catalogCategoryId":"ee2824a1","menuId":"25315df2",` +
+	`"name":"Caffè Latte","category":"Drinks","itemType":"drink","quantity":1,"unitPriceMinor":520,"originalUnitPriceMinor":650,"grossAmountMinor":520,` +
+	`"discountAmountMinor":0,"vatAmountMinor":62,"taxEvidence":"snapshot","taxCountryCode":"FI","taxRatesAsOf":"2026-01-01",` +
+	`"vatRates":[{"category":"reduced","rateBps":1350,"vatAmountMinor":62}],"selectedOptions":[{"optionId":"o1","optionGroupId":"g1","name":"Oat Milk","quantity":1,"unitPriceMinor":50,"grossAmountMinor":50,"vatAmountMinor":6}]},` +
+	`{"lineId":"55543b41","catalogItemId":null,"catalogItemKind":null,"catalogCategoryId":null,"menuId":null,"name":"Cinnamon Bun","category":null,` +
+	`"itemType":null,"quantity":2,"unitPriceMinor":450,"originalUnitPriceMinor":null,"grossAmountMinor":900,"discountAmountMinor":0,"vatAmountMinor":107,` +
+	`"taxEvidence":"legacy","taxCountryCode":null,"taxRatesAsOf":null,"vatRates":[],"selectedOptions":[]}],` +
+	`"vatRows":[{"category":"reduced","rateBps":1350,"grossAmountMinor":1870,"netAmountMinor":1647,"vatAmountMinor":223}],` +
+	`"refundedItems":[{"lineId":"e4306f16","catalogItemId":null,"name":"Caffè Latte","quantity":1,"amountMinor":520,"refundedAt":"2026-07-21T10:00:00.123456789+03:00"}],` +
+	`"paymentReferences":[{"provider":"wolt","receiptHash":"362b9c5d","checkoutId":null,"transactionId":"wo_1","transactionCode":null,"sessionId":null,` +
+	`"recordedAmountMinor":1870,"currency":"EUR","createdAt":"2026-07-19T08:34:43.724Z"}]}`
+
+func fastJSONCases() []string {
+	r := strings.NewReplacer
+	cases := []string{
+		fullRecord,
+		"  \t" + strings.ReplaceAll(fullRecord, ",", " ,\n ") + " \r\n",
+		strings.ReplaceAll(fullRecord, ":", " : "),
+		`{}`, `[]`, `null`, ``, `{`, `{"orderId"}`, `{"orderId":}`, `{"orderId":"a",}`,
+		fullRecord + ` {"a":1}`, fullRecord + `}`,
+	}
+	for _, rep := range [][2]string{
+		{`"Cinnamon Bun"`, `"Cinnamon \"Bun\""`},
+		{`"Cinnamon Bun"`, `"Cinnamon\u0020Bun"`},
+		{`"Cinnamon Bun"`, "\"Cinnamon \xff Bun\""},
+		{`"Cinnamon Bun"`, "\"Cinnamon \x01 Bun\""},
+		{`"Cinnamon Bun"`, `"Kanelipulla ä 🍩"`},
+		{`"orderType":"dine_in"`, `"ordertype":"dine_in"`},
+		{`"orderType":"dine_in"`, `"orderType":"dine_in","orderType":"takeaway"`},
+		{`"tableNumber":30`, `"tableNumber":30,"extra":1`},
+		{`"tableNumber":30`, `"tableNumber":null`},
+		{`"tableNumber":30`, `"tableNumber":"30"`},
+		{`"tableNumber":30`, `"tableNumber":30.0`},
+		{`"tableNumber":30`, `"tableNumber":3e1`},
+		{`"tableNumber":30`, `"tableNumber":030`},
+		{`"tableNumber":30`, `"tableNumber":-0`},
+		{`"tableNumber":30`, `"tableNumber":-7`},
+		{`"tableNumber":30`, `"tableNumber":true`},
+		{`"restaurantOrderNumber":9345`, `"restaurantOrderNumber":99999999999999999999`},
+		{`"restaurantOrderNumber":9345`, `"restaurantOrderNumber":999999999999999999`},
+		{`"restaurantOrderNumber":9345`, `"restaurantOrderNumber":null`},
+		{`"totalAmountMinor":1870`, `"totalAmountMinor":-1`},
+		{`"orderId":"ord_f30130dc3f0f22cf8889a528"`, `"orderId":null`},
+		{`"orderId":"ord_f30130dc3f0f22cf8889a528"`, `"orderId":""`},
+		{`"orderOrigin":{"kind":"marketplace","provider":"wolt"}`, `"orderOrigin":null`},
+		{`"orderOrigin":{"kind":"marketplace","provider":"wolt"}`, `"orderOrigin":{}`},
+		{`"orderOrigin":{"kind":"marketplace","provider":"wolt"}`, `"orderOrigin":{"kind":"pos","provider":null,"x":1}`},
+		{`"occurredAt":"2026-07-19T08:33:46.724Z"`, `"occurredAt":null`},
+		{`"occurredAt":"2026-07-19T08:33:46.724Z"`, `"occurredAt":"2026-07-19 08:33:46Z"`},
+		{`"occurredAt":"2026-07-19T08:33:46.724Z"`, `"occurredAt":"2026-07-19T24:33:46Z"`},
+		{`"occurredAt":"2026-07-19T08:33:46.724Z"`, `"occurredAt":1}`},
+		{`"taxRatesAsOf":"2026-01-01",`, `"taxRatesAsOf":"2026-1-01",`},
+		{`"taxRatesAsOf":"2026-01-01",`, `"taxRatesAsOf":null,`},
+		{`"refundedAt":"2026-07-21T10:00:00.123456789+03:00"`, `"refundedAt":null`},
+		{`"vatRows":[`, `"vatRows":null,"x":[`},
+		{`"selectedOptions":[]`, `"selectedOptions":null`},
+		{`"lines":[`, `"lines":null,"y":[`},
+		{`"dayStartHour":4`, `"dayStartHour":24`},
+		{`"dayStartHour":4`, `"dayStartHour":null`},
+		{`"currency":"EUR"`, `"currency":"eur"`},
+		{`"status":"partially_refunded"`, `"status":"open"`},
+	} {
+		cases = append(cases, r(rep[0], rep[1]).Replace(fullRecord))
+	}
+	return cases
+}
+
+// slowParse is the reference: encoding/json, then validation.
+func slowParse(line string) (Record, Order, error) {
+	decode := func() (Record, error) {
+		var rec Record
+		dec := json.NewDecoder(bytes.NewReader([]byte(line)))
+		dec.DisallowUnknownFields()
+		return rec, dec.Decode(&rec)
+	}
+	rec, err := decode()
+	if err != nil {
+		return rec, Order{}, describeJSON(err)
+	}
+	again, _ := decode() // Order fills empty lists in its copy's lines
+	o, err := again.Order(map[string]*time.Location{})
+	return rec, o, err
+}
+
+func checkFastDecode(t *testing.T, line string) {
+	t.Helper()
+	var d fastDecoder
+	var fast Record
+	ok := d.decode(line, &fast)
+	slowRec, slowOrder, slowErr := slowParse(line)
+	if ok && !reflect.DeepEqual(fast, slowRec) {
+		t.Fatalf("fast decoding differs for %s:\nfast %+v\nslow %+v", line, fast, slowRec)
+	}
+	o, err := parseRecord(line, map[string]*time.Location{}, &d)
+	if (err == nil) != (slowErr == nil) || (err != nil && err.Error() != slowErr.Error()) {
+		t.Fatalf("error differs for %s: %v, want %v", line, err, slowErr)
+	}
+	if !reflect.DeepEqual(o, slowOrder) {
+		t.Fatalf("order differs for %s:\n%+v\n%+v", line, o, slowOrder)
+	}
+}
+
+// The reflection-free decoder accepts the plain records and gives exactly
+// what encoding/json gives; anything else goes to encoding/json.
+func TestFastDecodeMatchesEncodingJSON(t *testing.T) {
+	var d fastDecoder
+	var rec Record
+	if !d.decode(fullRecord, &rec) {
+		t.Fatal("the plain record took the slow path")
+	}
+	for _, line := range fastJSONCases() {
+		checkFastDecode(t, line)
+	}
+}
+
+func FuzzFastDecode(f *testing.F) {
+	for _, line := range fastJSONCases() {
+		f.Add(line)
+	}
+	f.Fuzz(func(t *testing.T, line string) { checkFastDecode(t, line) })
+}

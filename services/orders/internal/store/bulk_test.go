@@ -1,0 +1,176 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"strings"
+	"testing"
+
+	"partnerapi.dev/services/orders/internal/domain"
+	"partnerapi.dev/services/orders/internal/store"
+)
+
+// richOrder has every kind of child row, nulls and non-ASCII text.
+func richOrder(t *testing.T, i int, status string) domain.Order {
+	t.Helper()
+	rid := []string{"00000000-0000-4000-8000-000000000001", "0B5A3C1E-8F51-4A0E-9B8E-1C1F0E6D2A01"}[i%2]
+	raw := fmt.Sprintf(`{"restaurantId":%q,"timeZone":"America/New_York","dayStartHour":5,"currency":"USD","country":"US",`+
+		`"orderId":"ord-%d","restaurantOrderNumber":%d,"receiptHash":"rh%d","occurredAt":"2026-11-0%dT04:3%d:00.123456789Z","orderType":"delivery",`+
+		`"tableNumber":%s,"status":%q,"paymentMethod":"manual","orderOrigin":{"kind":"marketplace","provider":%s},`+
+		`"originalAmountMinor":1200,"totalAmountMinor":%d,"vatMinor":98,"refundAmountMinor":0,"discountAmountMinor":0,"grossSalesMinor":1200,`+
+		`"netSalesMinor":-5,"tipAmountMinor":7,"taxCountryCode":"US","taxRatesAsOf":"2009-06-01",`+
+		`"lines":[{"lineId":"l1","catalogItemId":"c1","catalogItemKind":"menu_item","catalogCategoryId":"cc","menuId":"m","name":"Crème \"Brûlée\"\n",`+
+		`"category":"Desserts","itemType":"food","quantity":2,"unitPriceMinor":600,"originalUnitPriceMinor":750,"grossAmountMinor":1200,"discountAmountMinor":0,`+
+		`"vatAmountMinor":98,"taxEvidence":"snapshot","taxCountryCode":"US","taxRatesAsOf":"2009-06-01","vatRates":[{"category":"standard","rateBps":888,"vatAmountMinor":98}],`+
+		`"selectedOptions":[{"optionId":null,"optionGroupId":"g","name":"Extra","quantity":1,"unitPriceMinor":0,"grossAmountMinor":0,"vatAmountMinor":0}]},`+
+		`{"lineId":"l2","name":"crème brûlée","taxEvidence":"unknown","quantity":1}],`+
+		`"vatRows":[{"category":"standard","rateBps":888,"grossAmountMinor":1200,"netAmountMinor":1102,"vatAmountMinor":98}],`+
+		`"refundedItems":[{"lineId":null,"catalogItemId":null,"name":"Gift","quantity":1,"amountMinor":5,"refundedAt":"2026-11-09T10:00:00.5+02:00"}],`+
+		`"paymentReferences":[{"provider":"wolt","receiptHash":null,"checkoutId":"chk","transactionId":null,"transactionCode":"000123","sessionId":null,`+
+		`"recordedAmountMinor":1207,"currency":"USD","createdAt":"2026-11-01T00:00:00Z"}]}`,
+		rid, i, i+1, i, 1+i%9, i%10, map[bool]string{true: "null", false: "12"}[i%3 == 0], status,
+		map[bool]string{true: "null", false: `"wolt"`}[i%4 == 0], 1000+i)
+	o, err := domain.ParseRecord([]byte(raw), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if i%5 == 0 {
+		o.Lines, o.LineCount = nil, 0 // no line: empty item keys
+	}
+	return o
+}
+
+// fingerprint is every row of the schema's tables (without ingested_at)
+// and every index and constraint definition.
+func fingerprint(t *testing.T, s *store.Store) string {
+	t.Helper()
+	var out strings.Builder
+	for _, table := range []string{"orders", "order_lines", "order_line_options", "order_vat_rows", "order_refunded_items", "order_payment_references", "order_item_names"} {
+		var cols, rows string
+		if err := s.DB.QueryRow(`SELECT string_agg(quote_ident(attname), ',' ORDER BY attnum) FROM pg_attribute
+			WHERE attrelid = $1::regclass AND attnum > 0 AND NOT attisdropped AND attname <> 'ingested_at'`, table).Scan(&cols); err != nil {
+			t.Fatal(err)
+		}
+		q := fmt.Sprintf(`SELECT coalesce(string_agg(x::text, E'\n' ORDER BY x::text), '') FROM (SELECT (%s) AS x FROM %s) s`, cols, table)
+		if err := s.DB.QueryRow(q).Scan(&rows); err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(&out, "%s:\n%s\n", table, rows)
+	}
+	var defs string
+	if err := s.DB.QueryRow(`SELECT string_agg(indexdef, E'\n' ORDER BY indexname) FROM pg_indexes WHERE schemaname = current_schema()`).Scan(&defs); err != nil {
+		t.Fatal(err)
+	}
+	out.WriteString(defs + "\n")
+	if err := s.DB.QueryRow(`SELECT string_agg(conname || ' ' || pg_get_constraintdef(oid), E'\n' ORDER BY conname)
+		FROM pg_constraint WHERE connamespace = current_schema()::regnamespace`).Scan(&defs); err != nil {
+		t.Fatal(err)
+	}
+	return out.String() + defs
+}
+
+// A bulk load leaves exactly the rows, indexes and constraints the replacing
+// path leaves, an order sent again included (its last state wins).
+func TestBulkLoadMatchesReplace(t *testing.T) {
+	ctx := context.Background()
+	var batches [][]domain.Order
+	for b := range 3 {
+		var batch []domain.Order
+		for i := range 20 {
+			batch = append(batch, richOrder(t, b*20+i, "paid"))
+		}
+		batches = append(batches, batch)
+	}
+	again := richOrder(t, 7, "refunded") // batch 0's order 7, later
+	again.Lines = again.Lines[:1]
+	again.LineCount = 1
+	batches[2] = append(batches[2], again)
+
+	want := openStore(t)
+	for _, b := range batches {
+		if err := want.Replace(ctx, b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := openStore(t)
+	err := got.BulkLoad(ctx, func(sink domain.BatchSink) error {
+		for _, b := range batches {
+			p, err := sink.Prepare(b)
+			if err != nil {
+				return err
+			}
+			if err := sink.Store(ctx, p); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, g := fingerprint(t, want), fingerprint(t, got)
+	if !strings.Contains(w, "ord-59") || !strings.Contains(w, "orders_item_keys") || !strings.Contains(w, "PRIMARY KEY") {
+		t.Fatalf("fingerprint misses rows or indexes:\n%s", w)
+	}
+	if w != g {
+		t.Fatalf("bulk load differs:\n%s\nwant:\n%s", g, w)
+	}
+	o, err := got.Get(ctx, again.RestaurantID, again.OrderID)
+	if err != nil || o.Status != "refunded" || len(o.Lines) != 1 {
+		t.Fatalf("the later state did not win: %+v %v", o, err)
+	}
+
+	// Not empty any more: refused, nothing changed.
+	called := false
+	err = got.BulkLoad(ctx, func(domain.BatchSink) error { called = true; return nil })
+	if !errors.Is(err, store.ErrNotEmpty) || called {
+		t.Fatalf("want ErrNotEmpty before loading, got %v (called %v)", err, called)
+	}
+}
+
+// A failed bulk load leaves the schema as it was: empty, indexes in place.
+func TestBulkLoadFailureLeavesNothing(t *testing.T) {
+	ctx := context.Background()
+	s := openStore(t)
+	before := fingerprint(t, s)
+	boom := errors.New("line 3: bad")
+	err := s.BulkLoad(ctx, func(sink domain.BatchSink) error {
+		p, err := sink.Prepare([]domain.Order{richOrder(t, 1, "paid"), richOrder(t, 2, "voided")})
+		if err != nil {
+			return err
+		}
+		if err := sink.Store(ctx, p); err != nil {
+			return err
+		}
+		return boom
+	})
+	if !errors.Is(err, boom) {
+		t.Fatalf("got %v", err)
+	}
+	if after := fingerprint(t, s); after != before {
+		t.Fatalf("a failed load left:\n%s", after)
+	}
+	// Values out of a column's range fail the load, not wrap.
+	o := richOrder(t, 4, "paid")
+	o.Lines[0].Quantity = 1 << 40
+	err = s.BulkLoad(ctx, func(sink domain.BatchSink) error {
+		_, err := sink.Prepare([]domain.Order{o})
+		return err
+	})
+	if err == nil || !strings.Contains(err.Error(), "out of range") {
+		t.Fatalf("want out of range, got %v", err)
+	}
+}
+
+func TestItemKeyIsFNV1a(t *testing.T) {
+	for _, n := range []string{"", "soup", "crème brûlée"} {
+		h := fnv.New64a()
+		h.Write([]byte("00000000-0000-4000-8000-000000000001\x00" + n))
+		if got := store.ItemKey("00000000-0000-4000-8000-000000000001", n); got != int64(h.Sum64()) { //nolint:gosec // same wrapping
+			t.Fatalf("%q: %d", n, got)
+		}
+	}
+}
+
