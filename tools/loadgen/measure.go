@@ -44,9 +44,10 @@ func Ms(d time.Duration) string { return fmt.Sprintf("%.2f", float64(d)/float64(
 // Run is the outcome of one vegeta attack.
 type Run struct {
 	Requests   int
-	OK         int // 2xx answers
-	Throughput float64
-	Latencies  Latencies // of the 2xx answers
+	OK         int           // 2xx answers
+	Throughput float64       // 2xx answers per second of Elapsed
+	Elapsed    time.Duration // attack time plus the wait for the last answers
+	Latencies  Latencies     // of the 2xx answers
 	Codes      map[uint16]int
 	Errors     []string
 	Load       string // load average right after the run
@@ -90,8 +91,29 @@ func (a Attack) Do() Run {
 		}
 	}
 	m.Close()
+	r.Elapsed = m.Duration + m.Wait
 	r.Throughput = m.Throughput
 	r.Load = Load()
+	return r
+}
+
+// Merge adds the results of another run of the same target (a later slice).
+func (r Run) Merge(o Run) Run {
+	if r.Codes == nil {
+		r.Codes = map[uint16]int{}
+	}
+	r.Requests += o.Requests
+	r.OK += o.OK
+	r.Elapsed += o.Elapsed
+	r.Latencies = append(r.Latencies, o.Latencies...)
+	for c, n := range o.Codes {
+		r.Codes[c] += n
+	}
+	r.Errors = append(r.Errors, o.Errors...)
+	if r.Elapsed > 0 {
+		r.Throughput = float64(r.OK) / r.Elapsed.Seconds()
+	}
+	r.Load = o.Load
 	return r
 }
 

@@ -48,9 +48,12 @@ func NginxBinary(ctx context.Context, install bool) (string, error) {
 
 // Nginx is a foreground nginx proxying to one upstream.
 type Nginx struct {
-	URL string
-	cmd  *exec.Cmd
-	done chan struct{}
+	URL      string
+	cmd      *exec.Cmd
+	done     chan struct{}
+	dir      string
+	upstream string
+	port     int
 }
 
 // StartNginx writes a configuration into dir (pid, logs and temp files stay
@@ -65,47 +68,9 @@ func StartNginx(ctx context.Context, bin, dir, upstream string, headers map[stri
 	if err != nil {
 		return nil, err
 	}
-	var set strings.Builder
-	for k, v := range headers {
-		fmt.Fprintf(&set, "      proxy_set_header %s \"%s\";\n", k, strings.ReplaceAll(v, `"`, `\"`))
-	}
-	user := ""
-	if os.Geteuid() == 0 {
-		user = "user root;\n" // workers keep root's access to the temp dir
-	}
-	conf := fmt.Sprintf(`# written by loadgen: nginx proxying the same upstream with no auth
-%[5]sdaemon off;
-master_process on;
-worker_processes auto;
-pid %[1]s/nginx.pid;
-error_log %[1]s/error.log warn;
-events { worker_connections 4096; }
-http {
-  access_log off;
-  client_body_temp_path %[1]s/client_body;
-  proxy_temp_path %[1]s/proxy;
-  fastcgi_temp_path %[1]s/fastcgi;
-  uwsgi_temp_path %[1]s/uwsgi;
-  scgi_temp_path %[1]s/scgi;
-  keepalive_requests 1000000;
-  upstream backend {
-    server %[2]s;
-    keepalive 128;
-    keepalive_requests 1000000;
-  }
-  server {
-    listen 127.0.0.1:%[3]d;
-    location / {
-      proxy_pass http://backend;
-      proxy_http_version 1.1;
-      proxy_set_header Connection "";
-      proxy_buffering on;
-%[4]s    }
-  }
-}
-`, dir, upstream, port, set.String(), user)
-	path := filepath.Join(dir, "nginx.conf")
-	if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
+	n := &Nginx{dir: dir, upstream: upstream, port: port, URL: fmt.Sprintf("http://127.0.0.1:%d", port)}
+	path, err := n.writeConfig(headers)
+	if err != nil {
 		return nil, err
 	}
 	cmd := exec.Command(bin, "-p", dir, "-c", path, "-e", filepath.Join(dir, "error.log"))
@@ -116,7 +81,7 @@ http {
 		return nil, fmt.Errorf("start nginx: %w", err)
 	}
 	done := make(chan struct{})
-	n := &Nginx{URL: fmt.Sprintf("http://127.0.0.1:%d", port), cmd: cmd, done: done}
+	n.cmd, n.done = cmd, done
 	go func() { _ = cmd.Wait(); close(done) }()
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
@@ -151,4 +116,61 @@ func (n *Nginx) Stop() {
 		_ = n.cmd.Process.Kill()
 		<-n.done
 	}
+}
+
+// SetHeaders rewrites the configuration with new header values and reloads
+// nginx (SIGHUP: new workers take the new configuration, old ones finish
+// their requests).
+func (n *Nginx) SetHeaders(headers map[string]string) error {
+	if _, err := n.writeConfig(headers); err != nil {
+		return err
+	}
+	if err := n.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		return err
+	}
+	time.Sleep(300 * time.Millisecond)
+	return nil
+}
+
+func (n *Nginx) writeConfig(headers map[string]string) (string, error) {
+	var set strings.Builder
+	for k, v := range headers {
+		fmt.Fprintf(&set, "      proxy_set_header %s \"%s\";\n", k, strings.ReplaceAll(v, `"`, `\"`))
+	}
+	user := ""
+	if os.Geteuid() == 0 {
+		user = "user root;\n" // workers keep root's access to the temp dir
+	}
+	conf := fmt.Sprintf(`# written by loadgen: nginx proxying the same upstream with no auth
+%[5]sdaemon off;
+master_process on;
+worker_processes auto;
+pid %[1]s/nginx.pid;
+error_log %[1]s/error.log warn;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  client_body_temp_path %[1]s/client_body;
+  proxy_temp_path %[1]s/proxy;
+  fastcgi_temp_path %[1]s/fastcgi;
+  uwsgi_temp_path %[1]s/uwsgi;
+  scgi_temp_path %[1]s/scgi;
+  keepalive_requests 1000000;
+  upstream backend {
+    server %[2]s;
+    keepalive 128;
+    keepalive_requests 1000000;
+  }
+  server {
+    listen 127.0.0.1:%[3]d;
+    location / {
+      proxy_pass http://backend;
+      proxy_http_version 1.1;
+      proxy_set_header Connection "";
+%[4]s    }
+  }
+}
+`, n.dir, n.upstream, n.port, set.String(), user)
+	path := filepath.Join(n.dir, "nginx.conf")
+	return path, os.WriteFile(path, []byte(conf), 0o600)
 }

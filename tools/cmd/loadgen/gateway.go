@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -29,6 +30,7 @@ type gatewayFlags struct {
 	warmup       time.Duration
 	rate         int
 	connections  int
+	rounds       int
 	installNginx bool
 	keep         bool
 }
@@ -38,22 +40,28 @@ type target struct {
 	name   string
 	url    string
 	header func() http.Header // called before each run (internal contexts live 2 minutes)
+	before func() error       // called before each run
 	max    loadgen.Run
 	fixed  loadgen.Run
+	loads  []string // load average after each of its slices
 }
 
 func runGateway(ctx context.Context, args []string) error {
 	var f gatewayFlags
 	fs := flag.NewFlagSet("gateway", flag.ContinueOnError)
 	fs.StringVar(&f.bin, "bin", "bin", "folder with the built binaries (make build)")
-	fs.DurationVar(&f.duration, "duration", 10*time.Second, "length of each measured run")
-	fs.DurationVar(&f.warmup, "warmup", 2*time.Second, "unmeasured run before each target's measurements")
+	fs.DurationVar(&f.duration, "duration", 10*time.Second, "measured time per target and kind of run (max, fixed rate), split over the rounds")
+	fs.IntVar(&f.rounds, "rounds", 5, "rounds the measured time is split into, the targets interleaved")
+	fs.DurationVar(&f.warmup, "warmup", 2*time.Second, "unmeasured run at full speed per target before measuring")
 	fs.IntVar(&f.rate, "rate", 500, "requests per second of the fixed-rate (latency) run")
 	fs.IntVar(&f.connections, "connections", 32, "workers = keep-alive connections of the max-throughput run")
 	fs.BoolVar(&f.installNginx, "install-nginx", true, "when nginx is missing, apt-get install -y nginx (as root)")
 	fs.BoolVar(&f.keep, "keep", false, "keep the temporary folder (stack data, nginx config and logs)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if f.rounds < 1 || f.duration/time.Duration(f.rounds) < 500*time.Millisecond {
+		return errors.New("--rounds must be at least 1, with --duration / --rounds at least 500ms")
 	}
 	nginxBin, err := loadgen.NginxBinary(ctx, f.installNginx)
 	if err != nil {
@@ -123,43 +131,53 @@ func runGateway(ctx context.Context, args []string) error {
 	}
 	logf("GET %s answers 200 (%d bytes) through the gateway and directly", path, len(gw))
 
-	for _, t := range targets {
-		if t.url == "" { // nginx: its signed context is fixed in the config, so it starts right before its runs
-			n, err := loadgen.StartNginx(ctx, nginxBin, filepath.Join(tmp, "nginx"), strings.TrimPrefix(stack.Identity, "http://"),
-				map[string]string{internalctx.Header: sign()})
-			if err != nil {
-				return err
-			}
-			t.url = n.URL + path
-			body, err := fetch(ctx, t.url, nil)
-			if err != nil {
-				n.Stop()
-				return err
-			}
-			if body != direct {
-				n.Stop()
-				return fmt.Errorf("nginx answers differently:\n%s", body)
-			}
-			err = measure(ctx, f, t)
-			n.Stop()
-			if err != nil {
-				return err
-			}
-			continue
+	// nginx gets the signed context in its configuration; a reload renews it
+	// before it could expire (contexts live 2 minutes).
+	nginx, err := loadgen.StartNginx(ctx, nginxBin, filepath.Join(tmp, "nginx"), strings.TrimPrefix(stack.Identity, "http://"),
+		map[string]string{internalctx.Header: sign()})
+	if err != nil {
+		return err
+	}
+	defer nginx.Stop()
+	signedAt := time.Now()
+	ngx := targets[2]
+	ngx.url = nginx.URL + path
+	ngx.before = func() error {
+		if time.Since(signedAt) < time.Minute {
+			return nil
 		}
-		if err := measure(ctx, f, t); err != nil {
-			return err
-		}
+		signedAt = time.Now()
+		return nginx.SetHeaders(map[string]string{internalctx.Header: sign()})
+	}
+	body, err := fetch(ctx, ngx.url, nil)
+	if err != nil {
+		return err
+	}
+	if body != direct {
+		return fmt.Errorf("nginx answers differently:\n%s", body)
+	}
+	logf("nginx on %s proxies to identity and answers the same", nginx.URL)
+
+	if err := measure(ctx, f, targets); err != nil {
+		return err
 	}
 	report(os.Stdout, f, targets)
 	return nil
 }
 
-// measure warms up, then runs max throughput and fixed rate.
-func measure(ctx context.Context, f gatewayFlags, t *target) error {
-	attack := func(rate int, d time.Duration) (loadgen.Run, error) {
+// measure warms every target up, then measures in rounds: in each round every
+// target (in a rotating order) gets a slice of the max-throughput run and a
+// slice of the fixed-rate run. Interleaving spreads the other work on the
+// shared machine over all targets instead of charging it to one.
+func measure(ctx context.Context, f gatewayFlags, targets []*target) error {
+	attack := func(t *target, rate int, d time.Duration) (loadgen.Run, error) {
 		if err := ctx.Err(); err != nil {
 			return loadgen.Run{}, err
+		}
+		if t.before != nil {
+			if err := t.before(); err != nil {
+				return loadgen.Run{}, err
+			}
 		}
 		r := loadgen.Attack{Target: loadgen.Get(t.url, t.header()), Rate: rate, Duration: d, Connections: f.connections}.Do()
 		if msg := r.Failures(); msg != "" {
@@ -167,35 +185,45 @@ func measure(ctx context.Context, f gatewayFlags, t *target) error {
 		}
 		return r, nil
 	}
-	logf("%s: warm-up %s (load %s)", t.name, f.warmup, loadgen.Load())
-	if _, err := attack(0, f.warmup); err != nil {
-		return err
+	for _, t := range targets {
+		logf("%s: warm-up %s (load %s)", t.name, f.warmup, loadgen.Load())
+		if _, err := attack(t, 0, f.warmup); err != nil {
+			return err
+		}
 	}
-	var err error
-	if t.max, err = attack(0, f.duration); err != nil {
-		return err
+	slice := f.duration / time.Duration(f.rounds)
+	for round := range f.rounds {
+		for i := range targets {
+			t := targets[(round+i)%len(targets)]
+			r, err := attack(t, 0, slice)
+			if err != nil {
+				return err
+			}
+			t.max = t.max.Merge(r)
+			time.Sleep(300 * time.Millisecond) // let the queues drain
+			if r, err = attack(t, f.rate, slice); err != nil {
+				return err
+			}
+			t.fixed = t.fixed.Merge(r)
+			t.loads = append(t.loads, r.Load)
+			time.Sleep(300 * time.Millisecond)
+		}
+		logf("round %d/%d done (load %s)", round+1, f.rounds, loadgen.Load())
 	}
-	logf("%s: max %.0f req/s, p50 %s ms, p99 %s ms (load %s)", t.name, t.max.Throughput,
-		loadgen.Ms(t.max.Latencies.Quantile(0.5)), loadgen.Ms(t.max.Latencies.Quantile(0.99)), t.max.Load)
-	time.Sleep(time.Second) // let the queues drain
-	if t.fixed, err = attack(f.rate, f.duration); err != nil {
-		return err
-	}
-	logf("%s: at %d req/s p50 %s ms, p99 %s ms (load %s)", t.name, f.rate,
-		loadgen.Ms(t.fixed.Latencies.Quantile(0.5)), loadgen.Ms(t.fixed.Latencies.Quantile(0.99)), t.fixed.Load)
 	return nil
 }
 
 func report(w io.Writer, f gatewayFlags, targets []*target) {
 	host, _ := os.Hostname()
-	fmt.Fprintf(w, "\nGET /v1/restaurants (%s, %d CPUs; max: %d connections for %s; fixed: %d req/s for %s)\n\n",
-		host, numCPU(), f.connections, f.duration, f.rate, f.duration)
+	fmt.Fprintf(w, "\nGET /v1/restaurants (%s, %d CPUs; max: %d connections, rate unlimited, %s per target; fixed: %d req/s, %s per target;\n"+
+		"%d interleaved rounds; latency of every answer at the client, loopback)\n\n",
+		host, numCPU(), f.connections, f.duration, f.rate, f.duration, f.rounds)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "target\tmax req/s\tp50 ms\tp99 ms\t\tat rate: p50 ms\tp99 ms\t\tload after runs\t")
+	fmt.Fprintf(tw, "target\tmax req/s\tp50 ms\tp99 ms\t\tat %d req/s: p50 ms\tp99 ms\t\t1-min load after its slices\t\n", f.rate)
 	for _, t := range targets {
-		fmt.Fprintf(tw, "%s\t%.0f\t%s\t%s\t\t%s\t%s\t\t%s | %s\t\n", t.name, t.max.Throughput,
+		fmt.Fprintf(tw, "%s\t%.0f\t%s\t%s\t\t%s\t%s\t\t%s\t\n", t.name, t.max.Throughput,
 			loadgen.Ms(t.max.Latencies.Quantile(0.5)), loadgen.Ms(t.max.Latencies.Quantile(0.99)),
-			loadgen.Ms(t.fixed.Latencies.Quantile(0.5)), loadgen.Ms(t.fixed.Latencies.Quantile(0.99)), t.max.Load, t.fixed.Load)
+			loadgen.Ms(t.fixed.Latencies.Quantile(0.5)), loadgen.Ms(t.fixed.Latencies.Quantile(0.99)), loadRange(t.loads))
 	}
 	tw.Flush()
 	gw, direct, ngx := targets[0], targets[1], targets[2]
@@ -238,4 +266,19 @@ func fetch(ctx context.Context, url string, h http.Header) (string, error) {
 		return "", errors.New("GET " + url + ": " + resp.Status + ": " + string(body))
 	}
 	return string(body), nil
+}
+
+// loadRange is the lowest and highest 1-minute load average of the samples.
+func loadRange(samples []string) string {
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, s := range samples {
+		var v float64
+		if _, err := fmt.Sscan(s, &v); err == nil {
+			lo, hi = math.Min(lo, v), math.Max(hi, v)
+		}
+	}
+	if math.IsInf(lo, 1) {
+		return "unknown"
+	}
+	return fmt.Sprintf("%.2f–%.2f", lo, hi)
 }
