@@ -7,7 +7,6 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -404,9 +403,7 @@ func (g Generator) restaurantOrders(p orderPlan, emit func(chunk []byte)) error 
 	cat := g.catalogFor(r)
 	end, _ := time.Parse(time.DateOnly, OrdersEndDate)
 	first := end.AddDate(0, 0, -(OrderDays - 1))
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
+	var buf []byte
 	inChunk := 0
 	number := int64(1000 + rnd.IntN(9000))
 	var minutes []int
@@ -426,18 +423,16 @@ func (g Generator) restaurantOrders(p orderPlan, emit func(chunk []byte)) error 
 			at := dayStart.Add(time.Duration(m)*time.Minute + time.Duration(rnd.IntN(60_000))*time.Millisecond)
 			number++
 			o := g.order(rnd, r, cat, number, at)
-			if err := enc.Encode(o); err != nil {
-				return err
-			}
+			buf = appendOrderJSON(buf, &o) // what json.Encoder writes
 			if inChunk++; inChunk == 1000 {
-				emit(bytes.Clone(buf.Bytes()))
-				buf.Reset()
+				emit(bytes.Clone(buf))
+				buf = buf[:0]
 				inChunk = 0
 			}
 		}
 	}
-	if buf.Len() > 0 {
-		emit(bytes.Clone(buf.Bytes()))
+	if len(buf) > 0 {
+		emit(bytes.Clone(buf))
 	}
 	return nil
 }

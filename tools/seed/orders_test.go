@@ -211,3 +211,36 @@ func TestLoadOrdersBatches(t *testing.T) {
 		t.Fatalf("want the service's refusal, got %v", err)
 	}
 }
+
+// appendOrderJSON writes what json.Encoder (HTML unescaped) writes, for
+// generated orders and for strings that need escaping.
+func TestAppendOrderJSONMatchesEncoder(t *testing.T) {
+	check := func(o Order) {
+		t.Helper()
+		var want bytes.Buffer
+		enc := json.NewEncoder(&want)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(o); err != nil {
+			t.Fatal(err)
+		}
+		if got := appendOrderJSON(nil, &o); string(got) != want.String() {
+			t.Fatalf("got  %s\nwant %s", got, want.String())
+		}
+	}
+	g := Generator{Seed: 42}
+	r := g.GenerateDirectory(SizeDemo).Restaurants[0]
+	rnd := g.Rand("appendOrderJSON")
+	cat := g.catalogFor(r)
+	at := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
+	for i := range 2000 {
+		check(g.order(rnd, r, cat, int64(1000+i), at.Add(time.Duration(i)*time.Minute)))
+	}
+	o := g.order(rnd, r, cat, 1, at)
+	for _, s := range []string{"Crème \"brûlée\" <b>&", "tab\there\n\u2028\u2029", "bad \xff utf8", "\x00\x1f\x7f", ""} {
+		o.Lines[0].Name = s
+		o.OrderOrigin.Provider = &s
+		check(o)
+	}
+	o.Lines, o.VatRows, o.TableNumber = nil, nil, nil
+	check(o)
+}
