@@ -97,7 +97,21 @@ func (d *fastDecoder) rawString() (string, bool) {
 	}
 	start := d.i + 1
 	ascii := true
-	for j := start; j < len(d.b); j++ {
+	j := start
+	// Eight bytes at a time while none is a quote, backslash, control
+	// character or non-ASCII byte.
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	for ; j+8 <= len(d.b); j += 8 {
+		b := d.b[j : j+8]
+		w := uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
+			uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
+		quote, backslash := w^(ones*'"'), w^(ones*'\\')
+		special := (w-ones*0x20)&^w | (quote-ones)&^quote | (backslash-ones)&^backslash | w
+		if special&highs != 0 {
+			break
+		}
+	}
+	for ; j < len(d.b); j++ {
 		c := d.b[j]
 		switch {
 		case c == '"':

@@ -79,6 +79,13 @@ func fastJSONCases() []string {
 	} {
 		cases = append(cases, r(rep[0], rep[1]).Replace(fullRecord))
 	}
+	// every special byte at every offset of the eight-byte scan
+	for _, special := range []string{`\"`, `\\`, "\x01", "\x1f", "\x7f", "é", "\xff"} {
+		for at := range 17 {
+			name := strings.Repeat("n", at) + special + strings.Repeat("m", 17-at)
+			cases = append(cases, strings.Replace(fullRecord, `"Cinnamon Bun"`, `"`+name+`"`, 1))
+		}
+	}
 	return cases
 }
 
