@@ -81,7 +81,8 @@ func runGateway(ctx context.Context, args []string) error {
 		defer os.RemoveAll(tmp)
 	}
 
-	logf("starting the stack (bin/devstack, data in %s); load %s", tmp, loadgen.Load())
+	loadBefore := loadgen.Load()
+	logf("starting the stack (bin/devstack, data in %s); load %s", tmp, loadBefore)
 	started := time.Now()
 	stack, err := loadgen.StartStack(ctx, loadgen.StackOptions{
 		Bin: bin, Dir: filepath.Join(tmp, "stack"),
@@ -161,14 +162,14 @@ func runGateway(ctx context.Context, args []string) error {
 	if err := measure(ctx, f, targets); err != nil {
 		return err
 	}
-	report(os.Stdout, f, targets)
+	report(os.Stdout, f, targets, loadBefore)
 	return nil
 }
 
-// measure warms every target up, then measures in rounds: in each round every
-// target (in a rotating order) gets a slice of the max-throughput run and a
-// slice of the fixed-rate run. Interleaving spreads the other work on the
-// shared machine over all targets instead of charging it to one.
+// measure warms every target up, then measures in rounds, fixed rate first:
+// in each round every target (in a rotating order) gets one slice of the run.
+// Interleaving spreads the other work on the shared machine over all targets
+// instead of charging it to one.
 func measure(ctx context.Context, f gatewayFlags, targets []*target) error {
 	attack := func(t *target, rate int, d time.Duration) (loadgen.Run, error) {
 		if err := ctx.Err(); err != nil {
@@ -191,35 +192,43 @@ func measure(ctx context.Context, f gatewayFlags, targets []*target) error {
 			return err
 		}
 	}
+	// Latency at the fixed rate first, so no slice of it follows a saturating
+	// one; then the max-throughput rounds.
 	slice := f.duration / time.Duration(f.rounds)
-	for round := range f.rounds {
-		for i := range targets {
-			t := targets[(round+i)%len(targets)]
-			r, err := attack(t, 0, slice)
-			if err != nil {
-				return err
+	for _, kind := range []string{"fixed rate", "max throughput"} {
+		for round := range f.rounds {
+			for i := range targets {
+				t := targets[(round+i)%len(targets)]
+				time.Sleep(300 * time.Millisecond) // let the queues drain
+				if kind == "fixed rate" {
+					r, err := attack(t, f.rate, slice)
+					if err != nil {
+						return err
+					}
+					t.fixed = t.fixed.Merge(r)
+					t.loads = append(t.loads, r.Load)
+					continue
+				}
+				r, err := attack(t, 0, slice)
+				if err != nil {
+					return err
+				}
+				t.max = t.max.Merge(r)
+				t.loads = append(t.loads, r.Load)
 			}
-			t.max = t.max.Merge(r)
-			time.Sleep(300 * time.Millisecond) // let the queues drain
-			if r, err = attack(t, f.rate, slice); err != nil {
-				return err
-			}
-			t.fixed = t.fixed.Merge(r)
-			t.loads = append(t.loads, r.Load)
-			time.Sleep(300 * time.Millisecond)
+			logf("%s: round %d/%d done (load %s)", kind, round+1, f.rounds, loadgen.Load())
 		}
-		logf("round %d/%d done (load %s)", round+1, f.rounds, loadgen.Load())
 	}
 	return nil
 }
 
-func report(w io.Writer, f gatewayFlags, targets []*target) {
+func report(w io.Writer, f gatewayFlags, targets []*target, loadBefore string) {
 	host, _ := os.Hostname()
 	fmt.Fprintf(w, "\nGET /v1/restaurants (%s, %d CPUs; max: %d connections, rate unlimited, %s per target; fixed: %d req/s, %s per target;\n"+
 		"%d interleaved rounds; latency of every answer at the client, loopback)\n\n",
 		host, numCPU(), f.connections, f.duration, f.rate, f.duration, f.rounds)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "target\tmax req/s\tp50 ms\tp99 ms\t\tat %d req/s: p50 ms\tp99 ms\t\t1-min load after its slices\t\n", f.rate)
+	fmt.Fprintf(tw, "target\tmax req/s\tp50 ms\tp99 ms\t\tat %d req/s: p50 ms\tp99 ms\t\t1-min load during its slices\t\n", f.rate)
 	for _, t := range targets {
 		fmt.Fprintf(tw, "%s\t%.0f\t%s\t%s\t\t%s\t%s\t\t%s\t\n", t.name, t.max.Throughput,
 			loadgen.Ms(t.max.Latencies.Quantile(0.5)), loadgen.Ms(t.max.Latencies.Quantile(0.99)),
@@ -240,7 +249,8 @@ func report(w io.Writer, f gatewayFlags, targets []*target) {
 		f.rate, msf(over50), msf(p50OverheadTarget), verdict(over50 <= p50OverheadTarget), msf(over99))
 	fmt.Fprintf(w, "gateway max throughput / nginx's: %.0f / %.0f = %.2f (target ≥ %.1f): %s\n",
 		gw.max.Throughput, ngx.max.Throughput, ratio, throughputTarget, verdict(ratio >= throughputTarget))
-	fmt.Fprintf(w, "load average (1 5 15 min) now: %s — every process, vegeta included, shares these CPUs\n", loadgen.Load())
+	fmt.Fprintf(w, "load average (1 5 15 min) before the stack started: %s; now: %s — every process, vegeta included, shares these CPUs\n",
+		loadBefore, loadgen.Load())
 }
 
 func msf(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
