@@ -425,14 +425,14 @@ func (g Generator) restaurantOrders(p orderPlan, emit func(chunk []byte)) error 
 			o := g.order(rnd, r, cat, number, at)
 			buf = appendOrderJSON(buf, &o) // what json.Encoder writes
 			if inChunk++; inChunk == 1000 {
-				emit(bytes.Clone(buf))
-				buf = buf[:0]
+				emit(buf) // handed over: the next chunk gets a new buffer
+				buf = make([]byte, 0, cap(buf))
 				inChunk = 0
 			}
 		}
 	}
 	if len(buf) > 0 {
-		emit(bytes.Clone(buf))
+		emit(buf)
 	}
 	return nil
 }

@@ -222,7 +222,20 @@ func appendStringPtr(b []byte, s *string) []byte {
 func appendString(b []byte, s string) []byte {
 	plain := true
 	ascii := true
-	for i := range len(s) {
+	i := 0
+	// Eight bytes at a time while none is a quote, backslash, control
+	// character or non-ASCII byte.
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	for ; i+8 <= len(s); i += 8 {
+		b := s[i : i+8]
+		w := uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
+			uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
+		quote, backslash := w^(ones*'"'), w^(ones*'\\')
+		if ((w-ones*0x20)&^w|(quote-ones)&^quote|(backslash-ones)&^backslash|w)&highs != 0 {
+			break
+		}
+	}
+	for ; i < len(s); i++ {
 		c := s[i]
 		if c < 0x20 || c == '"' || c == '\\' {
 			plain = false
