@@ -173,4 +173,3 @@ func TestItemKeyIsFNV1a(t *testing.T) {
 		}
 	}
 }
-
