@@ -129,7 +129,10 @@ func (s *Stack) Stop() {
 	}
 	_ = s.cmd.Process.Signal(syscall.SIGINT)
 	select {
-	case <-s.exited:
+	case err := <-s.exited:
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "devstack stopped with %v; its last log lines:\n%s\n", err, tail(s.Logs(), 2000))
+		}
 	case <-time.After(60 * time.Second):
 		_ = s.cmd.Process.Kill()
 	}
@@ -227,4 +230,11 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return s[len(s)-n:]
+	}
+	return s
 }

@@ -208,7 +208,7 @@ func runOrders(ctx context.Context, args []string) error {
 		return resp.StatusCode, body, time.Since(start), err
 	}
 
-	rnd := rand.New(rand.NewPCG(42, 1))
+	rnd := rand.New(rand.NewPCG(42, 1)) //nolint:gosec // G404: reproducible request parameters, not secrets
 	first, last := dateRange()
 	if err := sample(rs, rnd, first, last, send); err != nil {
 		return err
@@ -527,7 +527,7 @@ func freeBytes(dir string) int64 {
 	if err := syscall.Statfs(dir, &st); err != nil {
 		return -1
 	}
-	return int64(st.Bavail) * int64(st.Bsize)
+	return int64(st.Bavail) * st.Bsize
 }
 
 func truncate(b []byte, n int) string {
