@@ -82,10 +82,13 @@ type bulk struct {
 }
 
 func (b *bulk) begin(ctx context.Context) error {
-	all := []string{"order_item_names"}
+	// Locked in the order a replace takes them (orders, children, names), so
+	// a concurrent ingestion waits instead of deadlocking.
+	var all []string
 	for _, t := range bulkTables {
 		all = append(all, t.name)
 	}
+	all = append(all, "order_item_names")
 	var q strings.Builder
 	fmt.Fprintf(&q, "LOCK TABLE %s IN ACCESS EXCLUSIVE MODE", strings.Join(all, ", "))
 	if _, err := b.tx.Exec(ctx, q.String()); err != nil {
@@ -113,7 +116,7 @@ func (b *bulk) begin(ctx context.Context) error {
 		JOIN pg_class ic ON ic.oid = i.indexrelid
 		LEFT JOIN pg_constraint c ON c.conindid = i.indexrelid AND c.conrelid = t.oid
 		WHERE t.relnamespace = current_schema()::regnamespace AND t.relname = ANY($1)
-		ORDER BY t.relname, ic.relname`, all[1:])
+		ORDER BY t.relname, ic.relname`, all[:len(bulkTables)])
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	"hash/fnv"
 	"strings"
 	"testing"
+	"time"
 
 	"partnerapi.dev/services/orders/internal/domain"
 	"partnerapi.dev/services/orders/internal/store"
@@ -171,5 +172,50 @@ func TestItemKeyIsFNV1a(t *testing.T) {
 		if got := store.ItemKey("00000000-0000-4000-8000-000000000001", n); got != int64(h.Sum64()) { //nolint:gosec // same wrapping
 			t.Fatalf("%q: %d", n, got)
 		}
+	}
+}
+
+// An ingestion that arrives during a bulk load waits for it (no deadlock)
+// and then replaces on top of the loaded orders.
+func TestIngestionDuringBulkLoadWaits(t *testing.T) {
+	ctx := context.Background()
+	s := openStore(t)
+	loading := make(chan struct{})
+	release := make(chan struct{})
+	done := make(chan error, 1)
+	loaded := []domain.Order{richOrder(t, 1, "paid"), richOrder(t, 2, "paid")}
+	later := []domain.Order{richOrder(t, 2, "refunded"), richOrder(t, 3, "paid")}
+	go func() {
+		done <- s.BulkLoad(ctx, func(sink domain.BatchSink) error {
+			p, err := sink.Prepare(loaded)
+			if err != nil {
+				return err
+			}
+			if err := sink.Store(ctx, p); err != nil {
+				return err
+			}
+			close(loading)
+			<-release
+			return nil
+		})
+	}()
+	<-loading
+	replaced := make(chan error, 1)
+	go func() { replaced <- s.Replace(ctx, later) }()
+	select {
+	case err := <-replaced:
+		t.Fatalf("the ingestion did not wait for the bulk load: %v", err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if err := <-replaced; err != nil {
+		t.Fatal(err)
+	}
+	var n, refunded int
+	if err := s.DB.QueryRow(`SELECT count(*), count(*) FILTER (WHERE status = 'refunded') FROM orders`).Scan(&n, &refunded); err != nil || n != 3 || refunded != 1 {
+		t.Fatalf("%d orders, %d refunded (%v); want 3 and 1", n, refunded, err)
 	}
 }
