@@ -4,21 +4,19 @@
 package proxy
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
-	"strings"
+	"net/url"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/valyala/fasthttp"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
-	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
 	"partnerapi.dev/pkg/httpx"
@@ -32,11 +30,23 @@ const MaxResponseBytes = 32 << 20
 // in time.
 var ErrUnreachable = errors.New("upstream unreachable")
 
-// Upstream is one service's base URL and connection pool.
+// Upstream is one service's base URL and connection pools.
+//
+// Proxied requests go through fasthttp.HostClients: the gateway serves on
+// fasthttp, so a request is copied header by header between two fasthttp
+// objects, in the calling goroutine, with no net/http conversion. Reads
+// (GET, HEAD, OPTIONS) may be retried once on a broken pooled connection;
+// writes have a pool of their own that never retries. The net/http client
+// remains for the gateway's own calls (JWKS, grants) and Ping.
 type Upstream struct {
 	Name   string
 	base   string
-	client *http.Client
+	prefix string // scheme://host[:port] of base, prepended to the original URI
+	reads  *fasthttp.HostClient
+	writes *fasthttp.HostClient
+	// timeout bounds one forwarded request (connect, write, answer).
+	timeout time.Duration
+	client  *http.Client
 }
 
 // New returns an upstream for base (scheme://host[:port], no trailing slash).
@@ -51,11 +61,56 @@ func New(name, base string, connectTimeout, timeout time.Duration) *Upstream {
 		ResponseHeaderTimeout: timeout,
 		ExpectContinueTimeout: time.Second,
 	}
-	return &Upstream{Name: name, base: base, client: &http.Client{
+	u := &Upstream{Name: name, base: base, prefix: base, timeout: timeout, client: &http.Client{
 		Transport:     tr,
 		Timeout:       timeout,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}}
+	addr, tls := hostAddr(base)
+	hc := func(attempts int) *fasthttp.HostClient {
+		return &fasthttp.HostClient{
+			Addr:  addr,
+			IsTLS: tls,
+			Name:  name,
+			Dial: func(a string) (net.Conn, error) {
+				return fasthttp.DialTimeout(a, connectTimeout)
+			},
+			NoDefaultUserAgentHeader:  true,
+			MaxConns:                  512,
+			MaxIdleConnDuration:       10 * time.Second, // well under the services' 90 s idle timeout
+			ReadTimeout:               timeout,
+			WriteTimeout:              timeout,
+			MaxResponseBodySize:       MaxResponseBytes,
+			DisablePathNormalizing:    true, // forward the path as received (ambiguous paths are refused earlier)
+			MaxIdemponentCallAttempts: attempts,
+			RetryIf:                   func(r *fasthttp.Request) bool { return isRead(r.Header.Method()) },
+		}
+	}
+	u.reads = hc(2)
+	u.writes = hc(1) // one attempt: a write is never sent twice
+	return u
+}
+
+// hostAddr is base's host:port (default port by scheme) and whether it uses TLS.
+func hostAddr(base string) (string, bool) {
+	pu, err := url.Parse(base)
+	if err != nil || pu.Host == "" {
+		return base, false
+	}
+	tls := pu.Scheme == "https"
+	host := pu.Host
+	if pu.Port() == "" {
+		if tls {
+			host += ":443"
+		} else {
+			host += ":80"
+		}
+	}
+	return host, tls
+}
+
+func isRead(m []byte) bool {
+	return string(m) == fasthttp.MethodGet || string(m) == fasthttp.MethodHead || string(m) == fasthttp.MethodOptions
 }
 
 // Client is the upstream's pooled client (the grant store reuses identity's).
@@ -88,34 +143,75 @@ var partnerRequestHeaders = []string{"Content-Type", "Accept", "Accept-Language"
 
 // Strip reports whether an inbound header must never reach a service: the
 // internal context and forwarding headers a client could spoof.
-func Strip(name string) bool {
-	n := http.CanonicalHeaderKey(name)
-	return n == internalctx.Header || n == "Forwarded" || strings.HasPrefix(n, "X-Forwarded-") || n == "X-Real-Ip"
+func Strip(name string) bool { return StripBytes([]byte(name)) }
+
+// StripBytes is Strip for a header name as fasthttp hands it over; it does
+// not allocate.
+func StripBytes(name []byte) bool {
+	return asciiEqualFold(name, internalctx.Header) || asciiEqualFold(name, "Forwarded") ||
+		len(name) >= len("X-Forwarded-") && asciiEqualFold(name[:len("X-Forwarded-")], "X-Forwarded-") ||
+		asciiEqualFold(name, "X-Real-Ip")
 }
+
+func asciiEqualFold(b []byte, s string) bool {
+	if len(b) != len(s) {
+		return false
+	}
+	for i := 0; i < len(b); i++ {
+		x, y := b[i], s[i]
+		if 'A' <= x && x <= 'Z' {
+			x += 'a' - 'A'
+		}
+		if 'A' <= y && y <= 'Z' {
+			y += 'a' - 'A'
+		}
+		if x != y {
+			return false
+		}
+	}
+	return true
+}
+
+// headerCarrier lets the OpenTelemetry propagator write W3C trace context
+// into a fasthttp request.
+type headerCarrier struct{ h *fasthttp.RequestHeader }
+
+func (c headerCarrier) Get(k string) string { return string(c.h.Peek(k)) }
+func (c headerCarrier) Set(k, v string)     { c.h.Set(k, v) }
+func (c headerCarrier) Keys() []string {
+	var keys []string
+	c.h.VisitAll(func(k, _ []byte) { keys = append(keys, string(k)) })
+	return keys
+}
+
+var tracer = otel.Tracer("partnerapi.dev/gateway/proxy")
 
 // Forward sends the request in c to the upstream and writes its answer to c.
 // It returns ErrUnreachable (wrapped) when no answer came.
 func (u *Upstream) Forward(c *fiber.Ctx, r Request) error {
-	ctx, span := otel.Tracer("partnerapi.dev/gateway/proxy").Start(c.UserContext(), "proxy "+u.Name,
+	ctx, span := tracer.Start(c.UserContext(), "proxy "+u.Name,
 		trace.WithSpanKind(trace.SpanKindClient),
 		trace.WithAttributes(attribute.String("http.request.method", c.Method()), attribute.String("peer.service", u.Name)))
 	defer span.End()
 
-	var body io.Reader = http.NoBody
+	in := &c.Request().Header
+	req := fasthttp.AcquireRequest()
+	resp := fasthttp.AcquireResponse()
+	defer fasthttp.ReleaseRequest(req)
+	defer fasthttp.ReleaseResponse(resp)
+	req.Header.DisableNormalizing()
+	req.Header.SetMethodBytes(in.Method())
+	req.URI().DisablePathNormalizing = true
+	req.SetRequestURI(u.prefix + c.OriginalURL())
 	// The raw body as received: Ctx.Body would inflate a compressed body,
 	// which the 1 MiB cap could not bound.
 	if b := c.Request().Body(); len(b) > 0 {
-		body = bytes.NewReader(b)
-	}
-	req, err := http.NewRequestWithContext(ctx, c.Method(), u.base+c.OriginalURL(), body)
-	if err != nil {
-		return fmt.Errorf("build upstream request: %w", err)
+		req.SetBodyRaw(b)
 	}
 	if r.Transparent {
-		c.Request().Header.VisitAll(func(k, v []byte) {
-			name := string(k)
-			cn := http.CanonicalHeaderKey(name)
-			if hopByHop[cn] || Strip(cn) || cn == "Accept-Encoding" {
+		in.VisitAll(func(k, v []byte) {
+			cn := http.CanonicalHeaderKey(string(k))
+			if hopByHop[cn] || StripBytes(k) || cn == "Accept-Encoding" {
 				return
 			}
 			req.Header.Add(cn, string(v))
@@ -125,8 +221,8 @@ func (u *Upstream) Forward(c *fiber.Ctx, r Request) error {
 		req.Header.Set("X-Forwarded-Host", c.Hostname())
 	} else {
 		for _, h := range partnerRequestHeaders {
-			if v := c.Get(h); v != "" {
-				req.Header.Set(h, v)
+			if v := in.Peek(h); len(v) > 0 {
+				req.Header.SetBytesV(h, v)
 			}
 		}
 	}
@@ -134,36 +230,65 @@ func (u *Upstream) Forward(c *fiber.Ctx, r Request) error {
 		req.Header.Set(internalctx.Header, r.InternalContext)
 	}
 	req.Header.Set(httpx.HeaderRequestID, httpx.RequestID(c))
-	otel.GetTextMapPropagator().Inject(ctx, propagation.HeaderCarrier(req.Header))
+	otel.GetTextMapPropagator().Inject(ctx, headerCarrier{&req.Header})
 
-	resp, err := u.client.Do(req)
-	if err != nil {
-		span.SetStatus(codes.Error, "upstream unreachable")
-		span.RecordError(err)
-		return fmt.Errorf("%w: %s: %w", ErrUnreachable, u.Name, err)
+	hc := u.writes
+	if isRead(in.Method()) {
+		hc = u.reads
 	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, MaxResponseBytes+1))
-	if err == nil && len(data) > MaxResponseBytes {
-		err = fmt.Errorf("answer larger than %d bytes", MaxResponseBytes)
+	var err error
+	if u.timeout > 0 {
+		err = hc.DoTimeout(req, resp, u.timeout)
+	} else {
+		err = hc.Do(req, resp)
 	}
 	if err != nil {
 		// Nothing was written to the client yet, so it gets a clean 503
 		// rather than a truncated answer.
-		span.SetStatus(codes.Error, "upstream read failed")
-		return fmt.Errorf("%w: %s: read body: %w", ErrUnreachable, u.Name, err)
+		span.SetStatus(codes.Error, "upstream unreachable")
+		span.RecordError(err)
+		return fmt.Errorf("%w: %s: %w", ErrUnreachable, u.Name, err)
 	}
-	span.SetAttributes(attribute.Int("http.response.status_code", resp.StatusCode))
-	for k, vs := range resp.Header {
-		if hopByHop[k] || gatewayOwned[k] || (!r.Transparent && k == "Set-Cookie") {
-			continue
+	status := resp.StatusCode()
+	span.SetAttributes(attribute.Int("http.response.status_code", status))
+	out := &c.Response().Header
+	resp.Header.VisitAll(func(k, v []byte) {
+		if isHopByHop(k) || isGatewayOwned(k) || (!r.Transparent && asciiEqualFold(k, "Set-Cookie")) {
+			return
 		}
-		for _, v := range vs {
-			c.Response().Header.Add(k, v)
+		out.AddBytesKV(k, v)
+	})
+	c.Status(status)
+	c.Response().SetBody(resp.Body())
+	return nil
+}
+
+var hopByHopNames, gatewayOwnedNames = keys(hopByHop), keys(gatewayOwned)
+
+func keys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+func isHopByHop(k []byte) bool {
+	for _, name := range hopByHopNames {
+		if asciiEqualFold(k, name) {
+			return true
 		}
 	}
-	c.Status(resp.StatusCode)
-	return c.Send(data)
+	return false
+}
+
+func isGatewayOwned(k []byte) bool {
+	for _, name := range gatewayOwnedNames {
+		if asciiEqualFold(k, name) {
+			return true
+		}
+	}
+	return false
 }
 
 // Ping checks that the upstream answers GET path with 2xx.
