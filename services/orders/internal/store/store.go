@@ -25,7 +25,7 @@ type Store struct {
 	DB *sql.DB
 	// FreshLoad makes Replace COPY straight into the tables, skipping the
 	// staging upsert; a batch that meets an existing order falls back to
-	// the upsert. The import command sets it when the schema is empty.
+	// the upsert. (The import command loads an empty schema with BulkLoad.)
 	FreshLoad bool
 }
 
