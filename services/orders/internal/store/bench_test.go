@@ -325,11 +325,16 @@ func BenchmarkSearch(b *testing.B) {
 		// a name the restaurant never sold
 		runSearch(b, t, t.filter(b, t.dates()+"&item_name=zzqx"), 0)
 	})
+	// Amounts and times come from a real order of the target, so the filters
+	// match whatever the currency and opening hours of the data set are.
 	b.Run("AmountRange", func(b *testing.B) {
-		runSearch(b, t, t.filter(b, t.dates()+"&min_total_minor=2000&max_total_minor=2100"), 1)
+		total := t.sample.TotalAmountMinor
+		runSearch(b, t, t.filter(b, fmt.Sprintf("%s&min_total_minor=%d&max_total_minor=%d", t.dates(), total-total/20, total+total/20)), 1)
 	})
 	b.Run("TimeWindow", func(b *testing.B) {
-		runSearch(b, t, t.filter(b, t.dates()+"&start_time=23:00&end_time=01:30"), 1)
+		local := t.sample.OccurredAt.In(t.loc)
+		from, to := local.Add(-45*time.Minute), local.Add(45*time.Minute)
+		runSearch(b, t, t.filter(b, t.dates()+"&start_time="+from.Format("15:04")+"&end_time="+to.Format("15:04")), 1)
 	})
 	b.Run("Status", func(b *testing.B) {
 		runSearch(b, t, t.filter(b, t.dates()+"&status=refunded"), 1)
