@@ -123,7 +123,9 @@ func New(cfg config.Config, deps Deps) (*fiber.App, *Gateway, error) {
 		Name:    "gateway",
 		Ready:   ready,
 		Metrics: deps.Metrics,
-		Before:  []fiber.Handler{g.edge},
+		// The gateway's own lighter equivalent of otelfiber (telemetry.go).
+		NoTracing: true,
+		Before:    []fiber.Handler{serverTelemetry(), g.edge},
 	}, g.register)
 
 	// A body over the limit is refused by the HTTP server before any
@@ -165,7 +167,7 @@ func (g *Gateway) edge(c *fiber.Ctx) error {
 	c.Set(HeaderRateLimitPolicy, g.partner.PolicyHeader())
 	var spoofed []string
 	c.Request().Header.VisitAll(func(k, _ []byte) {
-		if proxy.Strip(string(k)) {
+		if proxy.StripBytes(k) {
 			spoofed = append(spoofed, string(k))
 		}
 	})
