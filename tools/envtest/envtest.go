@@ -17,13 +17,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strings"
 	"text/template"
 	"time"
@@ -302,7 +302,7 @@ func copyFile(from, to string) error {
 func goCmd(ctx context.Context, dir string, log io.Writer, capture bool, args ...string) ([]byte, error) {
 	goBin, err := exec.LookPath("go")
 	if err != nil {
-		goBin = filepath.Join(runtime.GOROOT(), "bin", "go")
+		return nil, errors.New("the go command is not on PATH")
 	}
 	cmd := exec.CommandContext(ctx, goBin, args...)
 	cmd.Dir = dir

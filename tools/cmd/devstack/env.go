@@ -24,7 +24,7 @@ func withTestInfra(ctx context.Context, command []string) error {
 		if err != nil {
 			return err
 		}
-		defer pg.Stop()
+		defer func() { _ = pg.Stop() }()
 		env = append(env, "TEST_DATABASE_URL="+pg.URL)
 		logf("test postgres at %s", pg.URL)
 	}
@@ -33,7 +33,7 @@ func withTestInfra(ctx context.Context, command []string) error {
 		if err != nil {
 			return err
 		}
-		defer rd.Stop()
+		defer func() { _ = rd.Stop() }()
 		env = append(env, "TEST_REDIS_URL="+rd.URL)
 		logf("test redis at %s", rd.URL)
 	}
