@@ -11,9 +11,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -66,6 +69,8 @@ type Key struct {
 type Keyring struct {
 	keys []Key
 	now  func() time.Time
+	// macs holds reusable HMAC states of the signing key (keys[0]).
+	macs sync.Pool
 }
 
 // ParseKeys reads "kid:base64secret[,kid:base64secret...]" (the
@@ -95,16 +100,99 @@ func ParseKeys(spec string) (*Keyring, error) {
 	if len(keys) == 0 {
 		return nil, errors.New("at least one key is required")
 	}
-	return &Keyring{keys: keys, now: time.Now}, nil
+	k := &Keyring{keys: keys, now: time.Now}
+	secret := keys[0].Secret
+	k.macs.New = func() any { return hmac.New(sha256.New, secret) }
+	return k, nil
 }
 
 // Sign encodes c (stamping IssuedAt) with the active key.
+//
+// The payload is the JSON encoding of c, byte for byte what encoding/json
+// gives, written without reflection; the HMAC state is reused from a pool.
 func (k *Keyring) Sign(c Context) string {
 	c.IssuedAt = k.now().Unix()
-	payload, _ := json.Marshal(c)
 	key := k.keys[0]
-	body := version + "." + key.ID + "." + base64.RawURLEncoding.EncodeToString(payload)
-	return body + "." + base64.RawURLEncoding.EncodeToString(mac(key.Secret, body))
+	var scratch [512]byte
+	payload := appendContextJSON(scratch[:0], &c)
+	enc := base64.RawURLEncoding
+	buf := make([]byte, 0, len(version)+len(key.ID)+3+enc.EncodedLen(len(payload))+enc.EncodedLen(sha256.Size))
+	buf = append(buf, version...)
+	buf = append(buf, '.')
+	buf = append(buf, key.ID...)
+	buf = append(buf, '.')
+	buf = enc.AppendEncode(buf, payload)
+	var sum [sha256.Size]byte
+	h, _ := k.macs.Get().(hash.Hash)
+	if h == nil { // a Keyring not made by ParseKeys
+		h = hmac.New(sha256.New, key.Secret)
+	}
+	h.Reset()
+	h.Write(buf)
+	h.Sum(sum[:0])
+	k.macs.Put(h)
+	buf = append(buf, '.')
+	buf = enc.AppendEncode(buf, sum[:])
+	return string(buf)
+}
+
+// appendContextJSON appends json.Marshal(c) to dst.
+func appendContextJSON(dst []byte, c *Context) []byte {
+	dst = append(dst, `{"cid":`...)
+	dst = appendJSONString(dst, c.ClientID)
+	dst = append(dst, `,"uid":`...)
+	dst = appendJSONString(dst, c.UserID)
+	dst = append(dst, `,"gid":`...)
+	dst = appendJSONString(dst, c.GrantID)
+	dst = append(dst, `,"scp":`...)
+	if c.Scopes == nil {
+		dst = append(dst, "null"...)
+	} else {
+		dst = append(dst, '[')
+		for i, s := range c.Scopes {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = appendJSONString(dst, s)
+		}
+		dst = append(dst, ']')
+	}
+	if t := c.Tenant; t != nil {
+		dst = append(dst, `,"ten":{"id":`...)
+		dst = appendJSONString(dst, t.ID)
+		dst = append(dst, `,"tz":`...)
+		dst = appendJSONString(dst, t.TimeZone)
+		dst = append(dst, `,"dsh":`...)
+		dst = strconv.AppendInt(dst, int64(t.DayStartHour), 10)
+		dst = append(dst, `,"cur":`...)
+		dst = appendJSONString(dst, t.Currency)
+		dst = append(dst, `,"cty":`...)
+		dst = appendJSONString(dst, t.Country)
+		dst = append(dst, '}')
+	}
+	if c.OrganizationID != "" {
+		dst = append(dst, `,"org":`...)
+		dst = appendJSONString(dst, c.OrganizationID)
+	}
+	dst = append(dst, `,"rid":`...)
+	dst = appendJSONString(dst, c.RequestID)
+	dst = append(dst, `,"iat":`...)
+	dst = strconv.AppendInt(dst, c.IssuedAt, 10)
+	return append(dst, '}')
+}
+
+// appendJSONString appends s as encoding/json writes it: plain printable
+// ASCII directly, anything that needs escaping through encoding/json.
+func appendJSONString(dst []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if b := s[i]; b < 0x20 || b >= 0x7f || b == '"' || b == '\\' || b == '<' || b == '>' || b == '&' {
+			q, _ := json.Marshal(s)
+			return append(dst, q...)
+		}
+	}
+	dst = append(dst, '"')
+	dst = append(dst, s...)
+	return append(dst, '"')
 }
 
 // ErrInvalid is returned for a missing, malformed, tampered, expired or
