@@ -1,17 +1,43 @@
 package server_test
 
 import (
+	"context"
 	"net"
 	"testing"
 
 	"github.com/valyala/fasthttp"
+	"go.opentelemetry.io/otel"
+	metricnoop "go.opentelemetry.io/otel/metric/noop"
+	"go.opentelemetry.io/otel/trace/noop"
+
+	"partnerapi.dev/pkg/telemetry"
 )
 
 // BenchmarkAuthorizedRequest is the hot path: a token already verified
 // (cache), a grant already fetched (cache), the Redis rate limit, the
 // boundary check, signing the internal context and proxying to a local
 // upstream over a pooled connection.
-func BenchmarkAuthorizedRequest(b *testing.B) {
+func BenchmarkAuthorizedRequest(b *testing.B) { benchAuthorized(b) }
+
+// BenchmarkAuthorizedRequestTelemetry is the same request with the
+// process's telemetry as in production (telemetry.Setup: every span
+// recorded, metrics aggregated for /metrics; nothing exported).
+func BenchmarkAuthorizedRequestTelemetry(b *testing.B) {
+	b.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "")
+	b.Setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "")
+	tel, err := telemetry.Setup(context.Background(), "gateway-bench", telemetry.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() {
+		_ = tel.Shutdown(context.Background())
+		otel.SetTracerProvider(noop.NewTracerProvider())
+		otel.SetMeterProvider(metricnoop.NewMeterProvider())
+	}()
+	benchAuthorized(b)
+}
+
+func benchAuthorized(b *testing.B) {
 	e := newEnv(b)
 	e.vars["RATE_LIMIT_PER_MINUTE"] = "1000000000"
 	e.vars["GRANT_CACHE_TTL"] = "1h"

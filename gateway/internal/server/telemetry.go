@@ -43,19 +43,20 @@ func serverTelemetry() fiber.Handler {
 	if err != nil {
 		otel.Handle(err)
 	}
-	sets := &attrCache{entries: map[attrKey]metric.MeasurementOption{}}
+	sets := &attrCache{entries: map[attrKey]*attrOpts{}}
+	startOpts := []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindServer)}
 	return func(c *fiber.Ctx) error {
 		start := time.Now()
 		saved, cancel := context.WithCancel(c.UserContext())
 		defer cancel()
 		key := attrKey{http11: c.Request().Header.IsHTTP11(), method: c.Method(), scheme: c.Protocol(), host: c.Hostname(), status: -1}
 		reqAttrs := sets.get(key)
-		active.Add(saved, 1, reqAttrs)
+		active.Add(saved, 1, reqAttrs.add...)
 
 		prop := otel.GetTextMapPropagator()
 		ctx := prop.Extract(saved, requestCarrier{&c.Request().Header})
 		// Named by the path until the route is known, as otelfiber does.
-		ctx, span := tracer.Start(ctx, string([]byte(c.Path())), trace.WithSpanKind(trace.SpanKindServer))
+		ctx, span := tracer.Start(ctx, string([]byte(c.Path())), startOpts...)
 		recording := span.IsRecording()
 		if recording {
 			span.SetAttributes(requestAttributes(c)...)
@@ -81,10 +82,10 @@ func serverTelemetry() fiber.Handler {
 
 		key.route, key.status = route, status
 		respAttrs := sets.get(key)
-		active.Add(saved, -1, reqAttrs)
-		duration.Record(saved, float64(time.Since(start).Microseconds())/1000, respAttrs)
-		reqSize.Record(saved, requestSize, respAttrs)
-		respSize.Record(saved, responseSize, respAttrs)
+		active.Add(saved, -1, reqAttrs.add...)
+		duration.Record(saved, float64(time.Since(start).Microseconds())/1000, respAttrs.rec...)
+		reqSize.Record(saved, requestSize, respAttrs.rec...)
+		respSize.Record(saved, responseSize, respAttrs.rec...)
 		c.SetUserContext(saved)
 		return nil
 	}
@@ -148,10 +149,17 @@ const maxAttrSets = 4096
 
 type attrCache struct {
 	mu      sync.RWMutex
-	entries map[attrKey]metric.MeasurementOption
+	entries map[attrKey]*attrOpts
 }
 
-func (a *attrCache) get(k attrKey) metric.MeasurementOption {
+// attrOpts are one attribute set as ready-made option lists (a variadic
+// call with a fresh list would allocate it each time).
+type attrOpts struct {
+	add []metric.AddOption
+	rec []metric.RecordOption
+}
+
+func (a *attrCache) get(k attrKey) *attrOpts {
 	a.mu.RLock()
 	opt, ok := a.entries[k]
 	a.mu.RUnlock()
@@ -164,7 +172,8 @@ func (a *attrCache) get(k attrKey) metric.MeasurementOption {
 	if k.status >= 0 {
 		attrs = append(attrs, semconv.HTTPStatusCodeKey.Int(k.status), semconv.HTTPRouteKey.String(k.route))
 	}
-	opt = metric.WithAttributeSet(attribute.NewSet(attrs...))
+	set := metric.WithAttributeSet(attribute.NewSet(attrs...))
+	opt = &attrOpts{add: []metric.AddOption{set}, rec: []metric.RecordOption{set}}
 	a.mu.Lock()
 	if len(a.entries) < maxAttrSets {
 		a.entries[k] = opt
