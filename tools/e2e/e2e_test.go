@@ -4,26 +4,21 @@
 package e2e
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"partnerapi.dev/pkg/apispec"
 	"partnerapi.dev/pkg/testenv"
+	"partnerapi.dev/tools/loadgen"
 	"partnerapi.dev/tools/seed"
 )
 
@@ -51,110 +46,21 @@ func binaries(t *testing.T) string {
 	return bin
 }
 
-// freeOffset finds a port offset at which the gateway, identity and orders
-// ports (8080..8082 + offset) are all free.
-func freeOffset(t *testing.T) int {
-	for base := 21000; base < 60000; base += 97 {
-		ok := true
-		for i := range 3 {
-			l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", base+i))
-			if err != nil {
-				ok = false
-				break
-			}
-			l.Close()
-		}
-		if ok {
-			return base - 8080
-		}
-	}
-	t.Fatal("no free ports")
-	return 0
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-type system struct {
-	base, token string
-}
-
-func start(t *testing.T) system {
+func start(t *testing.T) *loadgen.Stack {
 	t.Helper()
 	bin := binaries(t)
 	dbURL := testenv.NewDatabase(t, "e2e", func(context.Context, string) error { return nil })
-	offset := freeOffset(t)
-	cmd := exec.Command(filepath.Join(bin, "devstack"), "run", "--data", t.TempDir(), "--bin", bin, "--port-offset", fmt.Sprint(offset))
-	cmd.Env = append(os.Environ(), "DATABASE_URL="+dbURL, "REDIS_URL="+testenv.RedisURL(t))
-	var logs syncBuffer
-	cmd.Stderr = &logs
-	stdout, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
+	env := append(os.Environ(), "DATABASE_URL="+dbURL, "REDIS_URL="+testenv.RedisURL(t))
+	sys, err := loadgen.StartStack(context.Background(), loadgen.StackOptions{Bin: bin, Dir: t.TempDir(), Env: env, Wait: 3 * time.Minute})
+	if err != nil {
 		t.Fatal(err)
 	}
-	exited := make(chan error, 1)
 	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGINT)
-		select {
-		case err := <-exited:
-			if err != nil {
-				t.Errorf("devstack did not stop cleanly: %v\n%s", err, logs.String())
-			}
-		case <-time.After(40 * time.Second):
-			_ = cmd.Process.Kill()
-			t.Errorf("devstack did not stop within 40s\n%s", logs.String())
+		if err := sys.Close(); err != nil {
+			t.Errorf("%v\n%s", err, sys.Logs())
 		}
 	})
-
-	lines := make(chan string)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		sc.Buffer(make([]byte, 64<<10), 1<<20)
-		for sc.Scan() {
-			lines <- sc.Text()
-		}
-		close(lines)
-		exited <- cmd.Wait()
-	}()
-	sys := system{base: fmt.Sprintf("http://127.0.0.1:%d", 8080+offset)}
-	timeout := time.After(3 * time.Minute)
-	for {
-		select {
-		case line, ok := <-lines:
-			if !ok {
-				t.Fatalf("devstack exited before it was ready:\n%s", logs.String())
-			}
-			if v, found := strings.CutPrefix(strings.TrimSpace(line), "export TOKEN="); found {
-				sys.token = v
-			}
-			if strings.HasPrefix(line, "Press Ctrl-C") {
-				if sys.token == "" {
-					t.Fatalf("no demo token printed:\n%s", logs.String())
-				}
-				go func() { // keep draining
-					for range lines {
-					}
-				}()
-				return sys
-			}
-		case <-timeout:
-			t.Fatalf("devstack not ready after 3 minutes:\n%s", logs.String())
-		}
-	}
+	return sys
 }
 
 type answer struct {
@@ -163,9 +69,9 @@ type answer struct {
 	body   []byte
 }
 
-func (s system) get(t *testing.T, path, token string) answer {
+func get(t *testing.T, s *loadgen.Stack, path, token string) answer {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodGet, s.base+path, nil)
+	req, _ := http.NewRequest(http.MethodGet, s.Gateway+path, nil)
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
@@ -193,7 +99,7 @@ func TestPartnerCallsThroughTheGateway(t *testing.T) {
 	outside := g.ID("restaurant/nordic-helsinki")
 
 	t.Run("restaurants", func(t *testing.T) {
-		a := sys.get(t, "/v1/restaurants", sys.token)
+		a := get(t, sys, "/v1/restaurants", sys.Token)
 		var got struct {
 			Data []struct{ RestaurantID, RestaurantName, Role string }
 			Meta struct {
@@ -218,12 +124,12 @@ func TestPartnerCallsThroughTheGateway(t *testing.T) {
 				NextCursor *string `json:"nextCursor"`
 			}
 		}
-		first := sys.get(t, "/v1/restaurants/"+aalto+"/orders?limit=3", sys.token)
+		first := get(t, sys, "/v1/restaurants/"+aalto+"/orders?limit=3", sys.Token)
 		var p1 page
 		if err := json.Unmarshal(first.body, &p1); err != nil || first.status != 200 || len(p1.Data.Matches) != 3 || p1.Data.NextCursor == nil || p1.Data.Currency != "EUR" {
 			t.Fatalf("first page: %d %s", first.status, first.body)
 		}
-		second := sys.get(t, "/v1/restaurants/"+aalto+"/orders?limit=3&cursor="+url.QueryEscape(*p1.Data.NextCursor), sys.token)
+		second := get(t, sys, "/v1/restaurants/"+aalto+"/orders?limit=3&cursor="+url.QueryEscape(*p1.Data.NextCursor), sys.Token)
 		var p2 page
 		if err := json.Unmarshal(second.body, &p2); err != nil || second.status != 200 || len(p2.Data.Matches) != 3 {
 			t.Fatalf("second page: %d %s", second.status, second.body)
@@ -236,15 +142,15 @@ func TestPartnerCallsThroughTheGateway(t *testing.T) {
 			seen[m.OrderID] = true
 		}
 		id := p1.Data.Matches[0].OrderID
-		d := sys.get(t, "/v1/restaurants/"+aalto+"/orders/"+url.PathEscape(id), sys.token)
+		d := get(t, sys, "/v1/restaurants/"+aalto+"/orders/"+url.PathEscape(id), sys.Token)
 		if d.status != 200 || !bytes.Contains(d.body, []byte(`"orderId":"`+id+`"`)) {
 			t.Fatalf("details: %d %s", d.status, d.body)
 		}
 	})
 
 	t.Run("outside the grant looks like nothing", func(t *testing.T) {
-		other := sys.get(t, "/v1/restaurants/"+outside+"/orders", sys.token)
-		unknown := sys.get(t, "/v1/restaurants/00000000-0000-4000-8000-000000000000/orders", sys.token)
+		other := get(t, sys, "/v1/restaurants/"+outside+"/orders", sys.Token)
+		unknown := get(t, sys, "/v1/restaurants/00000000-0000-4000-8000-000000000000/orders", sys.Token)
 		if other.status != 404 || unknown.status != 404 {
 			t.Fatalf("got %d and %d", other.status, unknown.status)
 		}
@@ -261,18 +167,18 @@ func TestPartnerCallsThroughTheGateway(t *testing.T) {
 	})
 
 	t.Run("refusals", func(t *testing.T) {
-		if a := sys.get(t, "/v1/restaurants", ""); a.status != 401 || !strings.Contains(a.header.Get("WWW-Authenticate"), "resource_metadata=") {
+		if a := get(t, sys, "/v1/restaurants", ""); a.status != 401 || !strings.Contains(a.header.Get("WWW-Authenticate"), "resource_metadata=") {
 			t.Fatalf("no token: %d %v", a.status, a.header)
 		}
-		tampered := sys.token[:len(sys.token)-4] + "AAAA"
-		if a := sys.get(t, "/v1/restaurants", tampered); a.status != 401 || !strings.Contains(a.header.Get("WWW-Authenticate"), `error="invalid_token"`) {
+		tampered := sys.Token[:len(sys.Token)-4] + "AAAA"
+		if a := get(t, sys, "/v1/restaurants", tampered); a.status != 401 || !strings.Contains(a.header.Get("WWW-Authenticate"), `error="invalid_token"`) {
 			t.Fatalf("tampered: %d %v", a.status, a.header)
 		}
-		a := sys.get(t, "/v1/organizations", sys.token)
+		a := get(t, sys, "/v1/organizations", sys.Token)
 		if a.status != 403 || !strings.Contains(a.header.Get("WWW-Authenticate"), "svc.organization.read") {
 			t.Fatalf("missing scope: %d %v %s", a.status, a.header, a.body)
 		}
-		if a := sys.get(t, "/v1/restaurants/"+aalto+"/menus", sys.token); a.status != 503 || !bytes.Contains(a.body, []byte(`"service_unavailable"`)) {
+		if a := get(t, sys, "/v1/restaurants/"+aalto+"/menus", sys.Token); a.status != 503 || !bytes.Contains(a.body, []byte(`"service_unavailable"`)) {
 			t.Fatalf("service not deployed: %d %s", a.status, a.body)
 		}
 	})

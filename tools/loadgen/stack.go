@@ -121,20 +121,29 @@ func StartStack(ctx context.Context, o StackOptions) (*Stack, error) {
 // Logs is what devstack and its children wrote to stderr so far.
 func (s *Stack) Logs() string { return s.logs.String() }
 
-// Stop interrupts devstack (it stops its processes, Redis and Postgres) and
-// waits up to 60 s.
+// Stop interrupts devstack (it stops its processes, Redis and Postgres),
+// waits up to 60 s, and reports on stderr when it did not stop cleanly.
 func (s *Stack) Stop() {
+	if err := s.Close(); err != nil {
+		fmt.Fprintf(os.Stderr, "%v; its last log lines:\n%s\n", err, tail(s.Logs(), 2000))
+	}
+}
+
+// Close is Stop returning what went wrong instead of printing it.
+func (s *Stack) Close() error {
 	if s == nil || s.cmd.Process == nil {
-		return
+		return nil
 	}
 	_ = s.cmd.Process.Signal(syscall.SIGINT)
 	select {
 	case err := <-s.exited:
 		if err != nil {
-			fmt.Fprintf(os.Stderr, "devstack stopped with %v; its last log lines:\n%s\n", err, tail(s.Logs(), 2000))
+			return fmt.Errorf("devstack stopped with %w", err)
 		}
+		return nil
 	case <-time.After(60 * time.Second):
 		_ = s.cmd.Process.Kill()
+		return errors.New("devstack did not stop within 60 s; killed")
 	}
 }
 
