@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gofiber/contrib/otelfiber/v2"
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/adaptor"
 )
@@ -38,7 +37,7 @@ type Options struct {
 	// Before runs ahead of every route (after request id and recovery), for
 	// process-wide middleware such as authentication.
 	Before []fiber.Handler
-	// NoTracing turns off the otelfiber server spans.
+	// NoTracing turns off the server spans and HTTP metrics.
 	NoTracing bool
 	// ReadTimeout and WriteTimeout bound one request; 0 means 30 s.
 	ReadTimeout, WriteTimeout time.Duration
@@ -68,7 +67,13 @@ func New(opts Options, routes func(r fiber.Router)) *fiber.App {
 	})
 	app.Use(requestIDMiddleware, recoverMiddleware)
 	if !opts.NoTracing {
-		app.Use(otelfiber.Middleware(otelfiber.WithNext(func(c *fiber.Ctx) bool { return isOperational(c.Path()) })))
+		traced := serverTelemetry()
+		app.Use(func(c *fiber.Ctx) error {
+			if isOperational(c.Path()) {
+				return c.Next()
+			}
+			return traced(c)
+		})
 	}
 	app.Get("/healthz", func(c *fiber.Ctx) error { return c.JSON(fiber.Map{"status": "ok"}) })
 	app.Get("/readyz", readiness(opts.Ready))

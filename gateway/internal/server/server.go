@@ -123,9 +123,7 @@ func New(cfg config.Config, deps Deps) (*fiber.App, *Gateway, error) {
 		Name:    "gateway",
 		Ready:   ready,
 		Metrics: deps.Metrics,
-		// The gateway's own lighter equivalent of otelfiber (telemetry.go).
-		NoTracing: true,
-		Before:    []fiber.Handler{serverTelemetry(), g.edge},
+		Before:  []fiber.Handler{g.edge},
 	}, g.register)
 
 	// A body over the limit is refused by the HTTP server before any

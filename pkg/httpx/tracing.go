@@ -1,4 +1,4 @@
-package server
+package httpx
 
 import (
 	"context"
@@ -16,10 +16,10 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
-// serverTelemetry is the gateway's server span and HTTP metrics: the same
-// span (name, kind, attributes, status, traceparent in the answer) and the
-// same four instruments as otelfiber, which every other service uses, at a
-// fraction of its cost per request: request attributes are built only for a
+// serverTelemetry is every application's server span and HTTP metrics: the
+// same span (name, kind, attributes, status, traceparent in the answer) and
+// the same four instruments as otelfiber, at a fraction of its cost per
+// request: request attributes are built only for a
 // span that records, the W3C headers are read straight from fasthttp (no
 // net/http header map), and the metric attribute sets are built once per
 // method, host, route and status and then reused.
