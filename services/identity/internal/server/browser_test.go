@@ -52,16 +52,17 @@ func TestBrowserSignInConsent(t *testing.T) {
 		t.Fatalf("update client: %d", st)
 	}
 
-	opts := append(chromedp.DefaultExecAllocatorOptions[:0:0],
-		chromedp.ExecPath(bin), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true), chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
-		chromedp.UserDataDir(t.TempDir()),
-	)
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancelAlloc()
-
 	run := func(t *testing.T, state string, deny bool) url.Values {
+		// A fresh browser profile per run: a session cookie the previous run
+		// left on disk would skip the sign-in page.
+		opts := append(chromedp.DefaultExecAllocatorOptions[:0:0],
+			chromedp.ExecPath(bin), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
+			chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
+			chromedp.Flag("disable-sync", true), chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
+			chromedp.UserDataDir(t.TempDir()),
+		)
+		actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+		defer cancelAlloc()
 		ctx, cancel := chromedp.NewContext(actx)
 		defer cancel()
 		ctx, cancelT := context.WithTimeout(ctx, 60*time.Second)
