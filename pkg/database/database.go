@@ -126,6 +126,21 @@ func (db *DB) Migrate(ctx context.Context, migrations fs.FS, goMigrations ...*go
 	return res, nil
 }
 
+// MigrateURL returns a function that applies migrations to schema in the
+// database at a URL, as a service's migrate subcommand does; tests hand it to
+// testenv.NewDatabase.
+func MigrateURL(schema string, migrations fs.FS, goMigrations ...*goose.Migration) func(ctx context.Context, url string) error {
+	return func(ctx context.Context, url string) error {
+		db, err := Open(ctx, Config{URL: config.Secret(url)}, schema)
+		if err != nil {
+			return err
+		}
+		defer db.Close(ctx)
+		_, err = db.Migrate(ctx, migrations, goMigrations...)
+		return err
+	}
+}
+
 // LockID is the advisory lock id guarding a schema's migrations.
 func LockID(schema string) int64 {
 	h := fnv.New64a()

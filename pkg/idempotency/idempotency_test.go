@@ -24,15 +24,7 @@ var migrations = fstest.MapFS{
 
 func openDB(t *testing.T) *database.DB {
 	t.Helper()
-	url := testenv.NewDatabase(t, "idempotency", func(ctx context.Context, url string) error {
-		db, err := database.Open(ctx, database.Config{URL: config.Secret(url)}, "demo")
-		if err != nil {
-			return err
-		}
-		defer db.Close(ctx)
-		_, err = db.Migrate(ctx, migrations, idempotency.Migration(2))
-		return err
-	})
+	url := testenv.NewDatabase(t, "idempotency", database.MigrateURL("demo", migrations, idempotency.Migration(2)))
 	db, err := database.Open(context.Background(), database.Config{URL: config.Secret(url), MaxOpenConns: 30}, "demo")
 	if err != nil {
 		t.Fatal(err)

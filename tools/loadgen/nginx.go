@@ -11,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"partnerapi.dev/pkg/localinfra"
 )
 
 // NginxBinary finds nginx (/usr/sbin/nginx or on PATH). When it is missing
@@ -64,7 +66,7 @@ func StartNginx(ctx context.Context, bin, dir, upstream string, headers map[stri
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	port, err := FreePort()
+	port, err := localinfra.FreePort()
 	if err != nil {
 		return nil, err
 	}

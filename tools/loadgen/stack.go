@@ -181,16 +181,6 @@ func FreeOffset() (int, error) {
 	return 0, errors.New("no free ports")
 }
 
-// FreePort is a free TCP port on 127.0.0.1.
-func FreePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
 // Claims are the access-token claims a signed internal context repeats.
 type Claims struct {
 	Subject  string `json:"sub"`

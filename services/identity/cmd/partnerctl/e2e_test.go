@@ -15,6 +15,7 @@ import (
 	"partnerapi.dev/pkg/testenv"
 	idconfig "partnerapi.dev/services/identity/internal/config"
 	"partnerapi.dev/services/identity/internal/server"
+	"partnerapi.dev/services/identity/migrations"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -23,14 +24,7 @@ func TestMain(m *testing.M) { testenv.Main(m) }
 // identity process on real Postgres, ending with the token flow.
 func TestAgainstRunningIdentity(t *testing.T) {
 	ctx := context.Background()
-	url := testenv.NewDatabase(t, "identity", func(ctx context.Context, url string) error {
-		db, err := database.Open(ctx, database.Config{URL: config.Secret(url)}, "identity")
-		if err != nil {
-			return err
-		}
-		defer db.Close(ctx)
-		return server.Migrate(ctx, db)
-	})
+	url := testenv.NewDatabase(t, "identity", database.MigrateURL("identity", migrations.FS))
 	db, err := database.Open(ctx, database.Config{URL: config.Secret(url)}, "identity")
 	if err != nil {
 		t.Fatal(err)

@@ -21,6 +21,7 @@ import (
 	"partnerapi.dev/services/identity/internal/domain"
 	"partnerapi.dev/services/identity/internal/flow"
 	"partnerapi.dev/services/identity/internal/server"
+	"partnerapi.dev/services/identity/migrations"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -58,19 +59,10 @@ type env struct {
 	ring  *internalctx.Keyring
 }
 
-func migrate(ctx context.Context, url string) error {
-	db, err := database.Open(ctx, database.Config{URL: config.Secret(url)}, "identity")
-	if err != nil {
-		return err
-	}
-	defer db.Close(ctx)
-	return server.Migrate(ctx, db)
-}
-
 func newEnv(t testing.TB, mutate ...func(*idconfig.Config)) *env {
 	t.Helper()
 	ctx := context.Background()
-	url := testenv.NewDatabase(t, "identity", migrate)
+	url := testenv.NewDatabase(t, "identity", database.MigrateURL("identity", migrations.FS))
 	db, err := database.Open(ctx, database.Config{URL: config.Secret(url), MaxOpenConns: 10}, "identity")
 	if err != nil {
 		t.Fatal(err)

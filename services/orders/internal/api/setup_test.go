@@ -48,19 +48,9 @@ type env struct {
 	db   *database.DB
 }
 
-func migrateURL(ctx context.Context, url string) error {
-	db, err := database.Open(ctx, database.Config{URL: config.Secret(url)}, "orders")
-	if err != nil {
-		return err
-	}
-	defer db.Close(ctx)
-	_, err = db.Migrate(ctx, migrations.FS)
-	return err
-}
-
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	url := testenv.NewDatabase(t, "orders", migrateURL)
+	url := testenv.NewDatabase(t, "orders", database.MigrateURL("orders", migrations.FS))
 	ctx := context.Background()
 	db, err := database.Open(ctx, database.Config{URL: config.Secret(url)}, "orders")
 	if err != nil {

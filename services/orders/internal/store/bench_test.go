@@ -51,15 +51,7 @@ func loadBench(b *testing.B) benchTarget {
 		url := os.Getenv("ORDERS_BENCH_DATABASE_URL")
 		synthetic := url == ""
 		if synthetic {
-			url = testenv.NewDatabase(b, "orders-bench", func(ctx context.Context, url string) error {
-				db, err := database.Open(ctx, database.Config{URL: config.Secret(url)}, "orders")
-				if err != nil {
-					return err
-				}
-				defer db.Close(ctx)
-				_, err = db.Migrate(ctx, migrations.FS)
-				return err
-			})
+			url = testenv.NewDatabase(b, "orders-bench", database.MigrateURL("orders", migrations.FS))
 		}
 		db, err := database.Open(ctx, database.Config{URL: config.Secret(url)}, "orders")
 		if err != nil {

@@ -18,15 +18,7 @@ import (
 func openStore(t *testing.T) *store.Store {
 	t.Helper()
 	ctx := context.Background()
-	url := testenv.NewDatabase(t, "orders", func(ctx context.Context, url string) error {
-		db, err := database.Open(ctx, database.Config{URL: config.Secret(url)}, "orders")
-		if err != nil {
-			return err
-		}
-		defer db.Close(ctx)
-		_, err = db.Migrate(ctx, migrations.FS)
-		return err
-	})
+	url := testenv.NewDatabase(t, "orders", database.MigrateURL("orders", migrations.FS))
 	db, err := database.Open(ctx, database.Config{URL: config.Secret(url)}, "orders")
 	if err != nil {
 		t.Fatal(err)
