@@ -30,9 +30,13 @@ import (
 
 // Config is the database part of a service's configuration.
 type Config struct {
-	URL             config.Secret `env:"DATABASE_URL, required"`
-	MaxOpenConns    int           `env:"DATABASE_MAX_OPEN_CONNS, default=20"`
-	MaxIdleConns    int           `env:"DATABASE_MAX_IDLE_CONNS, default=10"`
+	URL          config.Secret `env:"DATABASE_URL, required"`
+	MaxOpenConns int           `env:"DATABASE_MAX_OPEN_CONNS, default=20"`
+	// MaxIdleConns below MaxOpenConns makes a busy service close and reopen
+	// connections all the time (each one a new Postgres backend process);
+	// idle connections are closed after ConnMaxIdleTime instead.
+	MaxIdleConns    int           `env:"DATABASE_MAX_IDLE_CONNS, default=20"`
+	ConnMaxIdleTime time.Duration `env:"DATABASE_CONN_MAX_IDLE_TIME, default=5m"`
 	ConnMaxLifetime time.Duration `env:"DATABASE_CONN_MAX_LIFETIME, default=30m"`
 }
 
@@ -61,7 +65,8 @@ func Open(ctx context.Context, cfg Config, schema string) (*DB, error) {
 	}
 	sqlDB := stdlib.OpenDB(*pcfg)
 	sqlDB.SetMaxOpenConns(orDefault(cfg.MaxOpenConns, 20))
-	sqlDB.SetMaxIdleConns(orDefault(cfg.MaxIdleConns, 10))
+	sqlDB.SetMaxIdleConns(orDefault(cfg.MaxIdleConns, 20))
+	sqlDB.SetConnMaxIdleTime(cfg.ConnMaxIdleTime)
 	sqlDB.SetConnMaxLifetime(cfg.ConnMaxLifetime)
 	gdb, err := gorm.Open(postgres.New(postgres.Config{Conn: sqlDB}), &gorm.Config{
 		Logger:                 logger.Discard,
