@@ -24,8 +24,10 @@ func Open(url string) (*redis.Client, error) {
 	opts.MaxRetries = 1
 	c := redis.NewClient(opts)
 	// No caller lookup per command: it walks the stack on every call, a
-	// large share of a rate-limit check's cost.
-	if err := redisotel.InstrumentTracing(c, redisotel.WithCallerEnabled(false)); err != nil {
+	// large share of a rate-limit check's cost. No db.statement either: it
+	// formats every command with its arguments, keys (partner and user ids)
+	// included, whether the span records or not.
+	if err := redisotel.InstrumentTracing(c, redisotel.WithCallerEnabled(false), redisotel.WithDBStatement(false)); err != nil {
 		return nil, fmt.Errorf("redis tracing: %w", err)
 	}
 	if err := redisotel.InstrumentMetrics(c); err != nil {

@@ -37,9 +37,10 @@ type Options struct {
 }
 
 // Setup installs global providers for service and returns them. Traces are
-// exported over OTLP/HTTP only when OTEL_EXPORTER_OTLP_ENDPOINT (or the
-// traces-specific variable) is set; metrics are always on /metrics and also
-// pushed over OTLP when an endpoint is set.
+// recorded and exported over OTLP/HTTP only when OTEL_EXPORTER_OTLP_ENDPOINT
+// (or the traces-specific variable) is set, sampled as OTEL_TRACES_SAMPLER
+// says (default: parent-based, always on); metrics are always on /metrics and
+// also pushed over OTLP when an endpoint is set.
 func Setup(ctx context.Context, service string, opts Options) (*Telemetry, error) {
 	res, err := resource.New(ctx, resource.WithFromEnv(), resource.WithTelemetrySDK(), resource.WithProcessRuntimeName(),
 		resource.WithAttributes(attribute.String("service.name", serviceName(service))))
@@ -58,6 +59,11 @@ func Setup(ctx context.Context, service string, opts Options) (*Telemetry, error
 			return nil, err
 		}
 		tpOpts = append(tpOpts, sdktrace.WithBatcher(exp))
+	default:
+		// Spans with nowhere to go are not recorded: they would cost every
+		// request their attributes and timing for nothing. Trace context is
+		// still propagated.
+		tpOpts = append(tpOpts, sdktrace.WithSampler(sdktrace.NeverSample()))
 	}
 	tp := sdktrace.NewTracerProvider(tpOpts...)
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"partnerapi.dev/pkg/httpx"
@@ -44,5 +45,27 @@ func TestServerSpansAndMetrics(t *testing.T) {
 	body, _ := io.ReadAll(resp.Body)
 	if !strings.Contains(string(body), "http_server_request") || !strings.Contains(string(body), "go_goroutines") {
 		t.Fatalf("metrics missing: %.500s", body)
+	}
+}
+
+func TestWithoutAnExporterSpansAreNotRecordedButTraceContextFlows(t *testing.T) {
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "")
+	t.Setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "")
+	tel, err := telemetry.Setup(context.Background(), "test", telemetry.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tel.Shutdown(context.Background())
+	carrier := propagation.MapCarrier{"traceparent": "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}
+	ctx := otel.GetTextMapPropagator().Extract(context.Background(), carrier)
+	ctx, span := otel.Tracer("test").Start(ctx, "work")
+	defer span.End()
+	if span.IsRecording() {
+		t.Error("a span is recorded with no exporter configured")
+	}
+	out := propagation.MapCarrier{}
+	otel.GetTextMapPropagator().Inject(ctx, out)
+	if !strings.HasPrefix(out["traceparent"], "00-4bf92f3577b34da6a3ce929d0e0e4736-") {
+		t.Errorf("trace context not carried on: %q", out["traceparent"])
 	}
 }

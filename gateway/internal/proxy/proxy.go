@@ -124,6 +124,11 @@ type Request struct {
 	// Transparent forwards nearly every request header (cookies, basic
 	// auth) and every response header (Set-Cookie), for OAuth pages.
 	Transparent bool
+	// Admit, when set, runs once the upstream answered or failed and
+	// before anything is written to the client; its error is returned
+	// instead and the upstream's answer dropped (a rate-limit decision
+	// that was still on its way when the request was sent).
+	Admit func() error
 }
 
 var hopByHop = map[string]bool{
@@ -241,6 +246,12 @@ func (u *Upstream) Forward(c *fiber.Ctx, r Request) error {
 		err = hc.DoTimeout(req, resp, u.timeout)
 	} else {
 		err = hc.Do(req, resp)
+	}
+	if r.Admit != nil {
+		if refused := r.Admit(); refused != nil {
+			span.SetAttributes(attribute.Bool("partner.answer_dropped", true))
+			return refused
+		}
 	}
 	if err != nil {
 		// Nothing was written to the client yet, so it gets a clean 503

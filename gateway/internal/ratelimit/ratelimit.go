@@ -2,6 +2,10 @@
 // the count is exact across gateway replicas. When Redis cannot be reached it
 // falls back to an in-process GCRA with the same policy (per replica), logs
 // that (at most every 10 s) and counts it, and never fails the request.
+//
+// A read whose key had at least half its quota left at its previous count
+// may overlap its count with the caller's work (Count): the decision is the
+// same, only the Redis round trip leaves the critical path.
 package ratelimit
 
 import (
@@ -66,6 +70,11 @@ type Limiter struct {
 	prefix string
 	local  *localGCRA
 
+	// left remembers, per policy and key, the remaining quota of the
+	// latest decision on this replica: the headroom test of Count.
+	leftMu sync.Mutex
+	left   map[policyKey]int
+
 	// skipUntil holds unix nanos until which Redis is not tried after a
 	// failure, so a hanging Redis does not add its timeout to every request.
 	skipUntil atomic.Int64
@@ -77,7 +86,7 @@ type Limiter struct {
 func New(rdb *redis.Client, prefix string) *Limiter {
 	counter, _ := otel.Meter("partnerapi.dev/gateway/ratelimit").Int64Counter("gateway.ratelimit.fallback",
 		metric.WithDescription("Requests counted by the in-process limiter because Redis was unreachable."))
-	l := &Limiter{prefix: prefix, local: newLocalGCRA(), fallbacks: counter}
+	l := &Limiter{prefix: prefix, local: newLocalGCRA(), fallbacks: counter, left: map[policyKey]int{}}
 	if rdb != nil {
 		l.redis = redis_rate.NewLimiter(rdb)
 	}
@@ -87,8 +96,69 @@ func New(rdb *redis.Client, prefix string) *Limiter {
 // breakerPause is how long Redis is bypassed after it failed.
 const breakerPause = time.Second
 
+// Pending is a decision that may still be on its way.
+type Pending struct {
+	d    Decision
+	done chan struct{} // nil when d was decided before Count returned
+}
+
+// Overlapped tells whether the decision is computed in the background.
+func (p *Pending) Overlapped() bool { return p.done != nil }
+
+// Wait returns the decision, waiting for it if it is still on its way.
+func (p *Pending) Wait() Decision {
+	if p.done != nil {
+		<-p.done
+	}
+	return p.d
+}
+
+// Count counts one request for key under p, like Allow. When overlap is set
+// and the key had at least half its quota left at its previous decision on
+// this replica, the count runs in the background and Count returns at once;
+// the caller must Wait for the decision before it answers or has the request
+// served. Otherwise Count decides before returning. A key near or over its
+// limit is therefore always decided first.
+func (l *Limiter) Count(ctx context.Context, p Policy, key string, overlap bool) *Pending {
+	if !overlap || !l.ample(p, key) {
+		return &Pending{d: l.Allow(ctx, p, key)}
+	}
+	pd := &Pending{done: make(chan struct{})}
+	go func() {
+		defer close(pd.done)
+		pd.d = l.Allow(ctx, p, key)
+	}()
+	return pd
+}
+
+const maxRemembered = 100_000
+
+type policyKey struct{ policy, key string }
+
+func (l *Limiter) ample(p Policy, key string) bool {
+	l.leftMu.Lock()
+	left, ok := l.left[policyKey{p.Name, key}]
+	l.leftMu.Unlock()
+	return ok && left >= p.Quota/2
+}
+
+func (l *Limiter) remember(p Policy, key string, left int) {
+	l.leftMu.Lock()
+	if len(l.left) >= maxRemembered {
+		clear(l.left)
+	}
+	l.left[policyKey{p.Name, key}] = left
+	l.leftMu.Unlock()
+}
+
 // Allow counts one request for key under p.
 func (l *Limiter) Allow(ctx context.Context, p Policy, key string) Decision {
+	d := l.allow(ctx, p, key)
+	l.remember(p, key, d.Remaining)
+	return d
+}
+
+func (l *Limiter) allow(ctx context.Context, p Policy, key string) Decision {
 	now := time.Now()
 	if l.redis != nil && now.UnixNano() >= l.skipUntil.Load() {
 		res, err := l.redis.Allow(ctx, l.prefix+p.Name+":"+key, p.limit())

@@ -2,6 +2,7 @@ package ratelimit
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -71,5 +72,30 @@ func TestFallbackIsCountedAsAMetric(t *testing.T) {
 	}
 	if total != 3 {
 		t.Errorf("fallback counter %d, want 3", total)
+	}
+}
+
+func TestCountOverlapsOnlyWithAmpleQuotaLeft(t *testing.T) {
+	l := New(nil, "t:")
+	p := Policy{Name: "partner", Quota: 4, Window: time.Minute}
+	ctx := context.Background()
+	var overlapped []bool
+	var allowed []bool
+	for i := 0; i < 5; i++ {
+		c := l.Count(ctx, p, "k", true)
+		overlapped = append(overlapped, c.Overlapped())
+		allowed = append(allowed, c.Wait().Allowed)
+	}
+	// Unknown key: counted first. Remaining 3, then 2: at least half of 4,
+	// so the next two overlap; remaining 1 and 0: counted first.
+	if want := []bool{false, true, true, false, false}; !slices.Equal(overlapped, want) {
+		t.Errorf("overlapped %v, want %v", overlapped, want)
+	}
+	if want := []bool{true, true, true, true, false}; !slices.Equal(allowed, want) {
+		t.Errorf("allowed %v, want %v", allowed, want)
+	}
+	first, second := l.Count(ctx, p, "fresh", false), l.Count(ctx, p, "fresh", false)
+	if first.Overlapped() || second.Overlapped() {
+		t.Error("a count without overlap ran in the background")
 	}
 }

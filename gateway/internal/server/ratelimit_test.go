@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -177,5 +178,67 @@ func TestClientAddressHeaderFromATrustedIngress(t *testing.T) {
 	// The header is still not forwarded.
 	if r := g.do(t, "GET", "/v1/restaurants/"+restA+"/orders", e.id.token(t, tokenOpts{}), nil, "X-Forwarded-For", "3.3.3.3"); r.status != 200 || e.services.last().Header.Get("X-Forwarded-For") != "" {
 		t.Errorf("%d %v", r.status, e.services.last().Header)
+	}
+}
+
+// A read whose partner had ample quota left at this replica is sent to the
+// service while Redis counts it; the answer is still the one a count made
+// first would give.
+func TestOverlappedReadsAnswerAsIfCountedFirst(t *testing.T) {
+	e := newEnv(t)
+	e.vars["RATE_LIMIT_PER_MINUTE"] = "10"
+	prefix := "test:" + randomHex(8) + ":"
+	a, b, c, d := e.start(nil, prefix), e.start(nil, prefix), e.start(nil, prefix), e.start(nil, prefix)
+	tok := e.id.token(t, tokenOpts{})
+	orders := "/v1/restaurants/" + restA + "/orders"
+	// a, c and d each see the partner with most of its quota left...
+	for _, g := range []gw{a, c, d} {
+		if r := g.do(t, "GET", orders, tok, nil); r.status != 200 {
+			t.Fatalf("warm-up: %d %s", r.status, r.body)
+		}
+	}
+	// ...then the partner spends the rest of it at b.
+	for i := 0; i < 7; i++ {
+		if r := b.do(t, "GET", orders, tok, nil); r.status != 200 {
+			t.Fatalf("request %d at b: %d", i, r.status)
+		}
+	}
+	served := e.services.count()
+
+	// a overlaps the count with the call to the service, which answers,
+	// but Redis refuses: the partner gets the 429, not the service's answer.
+	r := a.do(t, "GET", orders, tok, nil)
+	if r.status != 429 || r.code() != "rate_limited" || r.header.Get("Retry-After") == "" {
+		t.Fatalf("overlapped read over the limit: %d %s", r.status, r.body)
+	}
+	if m := rateLimitHeader.FindStringSubmatch(r.header.Get("RateLimit")); m == nil || m[1] != "0" {
+		t.Errorf("RateLimit %q", r.header.Get("RateLimit"))
+	}
+	if e.services.count() != served+1 {
+		t.Fatalf("the overlapped read reached the service %d times", e.services.count()-served)
+	}
+	// Now a knows the partner is out of quota: its reads are counted first
+	// and never reach the service.
+	for i := 0; i < 3; i++ {
+		if r := a.do(t, "GET", orders, tok, nil); r.status != 429 {
+			t.Fatalf("read after the limit: %d", r.status)
+		}
+	}
+	if e.services.count() != served+1 {
+		t.Errorf("reads over the limit reached the service")
+	}
+
+	// The rate limit answers before the later checks: a read lacking a
+	// scope gets the 429, not the 403.
+	narrow := e.id.token(t, tokenOpts{scopes: []string{"svc.orders.read"}})
+	if r := c.do(t, "GET", "/v1/restaurants/"+restA+"/menus", narrow, nil); r.status != 429 {
+		t.Errorf("overlapped read missing a scope: %d %s", r.status, r.body)
+	}
+	// Writes are never sent ahead of their count.
+	if r := d.do(t, "POST", "/v1/restaurants/"+restA+"/menus", tok, strings.NewReader(`{}`)); r.status != 429 {
+		t.Errorf("write over the limit: %d %s", r.status, r.body)
+	}
+	if e.services.count() != served+1 {
+		t.Errorf("a refused request reached the service")
 	}
 }

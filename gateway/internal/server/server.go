@@ -296,9 +296,13 @@ func setDeprecation(c *fiber.Ctx, d *routes.Deprecation) {
 	c.Response().Header.Add("Link", fmt.Sprintf("<%s>; rel=\"deprecation\"", d.Link))
 }
 
-// operation is the handler of one partner operation. The checks run in this
-// order: token, partner rate limit, grant, scopes, restaurant and
+// operation is the handler of one partner operation. The checks answer in
+// this order: token, partner rate limit, grant, scopes, restaurant and
 // organization boundary, upstream availability; then the request is proxied.
+// A read whose partner has ample quota left sends its rate-limit count to
+// Redis alongside the remaining checks and the upstream call (ratelimit.Count)
+// and waits for the decision before answering, so the answer is the same as
+// if the count had come first.
 func (g *Gateway) operation(op routes.Operation) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		if ambiguousPath(c.Path()) {
@@ -322,55 +326,83 @@ func (g *Gateway) operation(op routes.Operation) fiber.Handler {
 			attribute.String("partner.operation", op.ID),
 			attribute.String("partner.client_id", tok.ClientID),
 			attribute.String("partner.grant_id", tok.GrantID))
-		d := g.limiter.Allow(c.UserContext(), g.partner, tok.ClientID+"\x00"+tok.Subject)
-		c.Set(HeaderRateLimit, d.Header(g.partner))
-		if !d.Allowed {
-			return rateLimited(c, d)
-		}
-		rid := httpx.RequestID(c)
-		grant, err := g.grants.Get(c.UserContext(), grants.Caller{ClientID: tok.ClientID, UserID: tok.Subject, GrantID: tok.GrantID, RequestID: rid})
-		switch {
-		case errors.Is(err, grants.ErrNotFound):
-			return g.insufficientScope(g.neededScopes(op, nil), DescriptionRevoked)
-		case err != nil:
-			slog.Warn("grant lookup failed", "error", err, "request_id", rid)
-			return httpx.Unavailable(op.Write)
-		}
-		if grant.ClientID != tok.ClientID || grant.UserID != tok.Subject {
-			return g.invalidToken("The access token does not match its authorization.")
-		}
-		needed := g.neededScopes(op, grant)
-		if !grant.Usable(g.now()) {
-			return g.insufficientScope(needed, DescriptionRevoked)
-		}
-		var missing []string
-		for _, s := range needed {
-			if !tok.HasScope(s) || !grant.HasScope(s) {
-				missing = append(missing, s)
+		count := g.limiter.Count(c.UserContext(), g.partner, tok.ClientID+"\x00"+tok.Subject, !op.Write)
+		admit := func() error {
+			d := count.Wait()
+			c.Set(HeaderRateLimit, d.Header(g.partner))
+			if !d.Allowed {
+				return rateLimited(c, d)
 			}
+			return nil
 		}
-		if len(missing) > 0 {
-			return g.insufficientScope(needed, fmt.Sprintf("This operation needs the scope(s) %s, which this authorization does not grant.", strings.Join(missing, ", ")))
-		}
-		ic := internalctx.Context{ClientID: tok.ClientID, UserID: tok.Subject, GrantID: tok.GrantID, RequestID: rid, Scopes: effectiveScopes(tok, grant)}
-		if op.RestaurantScoped {
-			if err := g.boundary(c, op, grant, &ic); err != nil {
+		if !count.Overlapped() {
+			if err := admit(); err != nil {
 				return err
 			}
+			admit = nil
 		}
-		up := g.upstreams[op.Service]
-		if up == nil {
-			if op.Write {
-				return &httpx.Error{Status: http.StatusServiceUnavailable, Code: httpx.CodeCapabilityDisabled, Message: "This capability is disabled in this environment. No change was made."}
+		up, ic, err := g.authorize(c, op, tok)
+		if err != nil {
+			if admit != nil {
+				if refused := admit(); refused != nil {
+					return refused
+				}
 			}
-			return &httpx.Error{Status: http.StatusServiceUnavailable, Code: httpx.CodeServiceUnavailable, Message: "This operation is not available in this environment."}
+			return err
 		}
-		if err := up.Forward(c, proxy.Request{InternalContext: g.keys.Sign(ic)}); err != nil {
-			slog.Warn("upstream unreachable", "service", op.Service, "operation", op.ID, "error", err, "request_id", rid)
+		err = up.Forward(c, proxy.Request{InternalContext: g.keys.Sign(ic), Admit: admit})
+		if errors.Is(err, proxy.ErrUnreachable) {
+			slog.Warn("upstream unreachable", "service", op.Service, "operation", op.ID, "error", err, "request_id", ic.RequestID)
 			return httpx.Unavailable(op.Write)
 		}
-		return nil
+		return err
 	}
+}
+
+// authorize applies the grant, scope, boundary and availability checks to a
+// request with a valid token, and returns the upstream and the internal
+// context to forward it with.
+func (g *Gateway) authorize(c *fiber.Ctx, op routes.Operation, tok *auth.Token) (*proxy.Upstream, internalctx.Context, error) {
+	rid := httpx.RequestID(c)
+	ic := internalctx.Context{ClientID: tok.ClientID, UserID: tok.Subject, GrantID: tok.GrantID, RequestID: rid}
+	grant, err := g.grants.Get(c.UserContext(), grants.Caller{ClientID: tok.ClientID, UserID: tok.Subject, GrantID: tok.GrantID, RequestID: rid})
+	switch {
+	case errors.Is(err, grants.ErrNotFound):
+		return nil, ic, g.insufficientScope(g.neededScopes(op, nil), DescriptionRevoked)
+	case err != nil:
+		slog.Warn("grant lookup failed", "error", err, "request_id", rid)
+		return nil, ic, httpx.Unavailable(op.Write)
+	}
+	if grant.ClientID != tok.ClientID || grant.UserID != tok.Subject {
+		return nil, ic, g.invalidToken("The access token does not match its authorization.")
+	}
+	needed := g.neededScopes(op, grant)
+	if !grant.Usable(g.now()) {
+		return nil, ic, g.insufficientScope(needed, DescriptionRevoked)
+	}
+	var missing []string
+	for _, s := range needed {
+		if !tok.HasScope(s) || !grant.HasScope(s) {
+			missing = append(missing, s)
+		}
+	}
+	if len(missing) > 0 {
+		return nil, ic, g.insufficientScope(needed, fmt.Sprintf("This operation needs the scope(s) %s, which this authorization does not grant.", strings.Join(missing, ", ")))
+	}
+	ic.Scopes = effectiveScopes(tok, grant)
+	if op.RestaurantScoped {
+		if err := g.boundary(c, op, grant, &ic); err != nil {
+			return nil, ic, err
+		}
+	}
+	up := g.upstreams[op.Service]
+	if up == nil {
+		if op.Write {
+			return nil, ic, &httpx.Error{Status: http.StatusServiceUnavailable, Code: httpx.CodeCapabilityDisabled, Message: "This capability is disabled in this environment. No change was made."}
+		}
+		return nil, ic, &httpx.Error{Status: http.StatusServiceUnavailable, Code: httpx.CodeServiceUnavailable, Message: "This operation is not available in this environment."}
+	}
+	return up, ic, nil
 }
 
 // neededScopes are the operation's scopes, plus svc.organization.read for an
