@@ -72,8 +72,9 @@ type Limiter struct {
 
 	// left remembers, per policy and key, the remaining quota of the
 	// latest decision on this replica: the headroom test of Count.
-	leftMu sync.Mutex
-	left   map[policyKey]int
+	leftMu  sync.Mutex
+	left    map[policyKey]int
+	workers workers
 
 	// skipUntil holds unix nanos until which Redis is not tried after a
 	// failure, so a hanging Redis does not add its timeout to every request.
@@ -86,7 +87,7 @@ type Limiter struct {
 func New(rdb *redis.Client, prefix string) *Limiter {
 	counter, _ := otel.Meter("partnerapi.dev/gateway/ratelimit").Int64Counter("gateway.ratelimit.fallback",
 		metric.WithDescription("Requests counted by the in-process limiter because Redis was unreachable."))
-	l := &Limiter{prefix: prefix, local: newLocalGCRA(), fallbacks: counter, left: map[policyKey]int{}}
+	l := &Limiter{prefix: prefix, local: newLocalGCRA(), fallbacks: counter, left: map[policyKey]int{}, workers: workers{jobs: make(chan func())}}
 	if rdb != nil {
 		l.redis = redis_rate.NewLimiter(rdb)
 	}
@@ -124,11 +125,41 @@ func (l *Limiter) Count(ctx context.Context, p Policy, key string, overlap bool)
 		return &Pending{d: l.Allow(ctx, p, key)}
 	}
 	pd := &Pending{done: make(chan struct{})}
-	go func() {
+	l.workers.run(func() {
 		defer close(pd.done)
 		pd.d = l.Allow(ctx, p, key)
-	}()
+	})
 	return pd
+}
+
+// workers run background counts on goroutines that live on between counts:
+// a fresh goroutine per count would grow its stack through go-redis on every
+// request. An idle worker takes the next count; when none is idle, a new one
+// starts. Workers idle for workerIdle exit.
+type workers struct{ jobs chan func() }
+
+const workerIdle = 10 * time.Second
+
+func (w *workers) run(job func()) {
+	select {
+	case w.jobs <- job:
+	default:
+		go w.work(job)
+	}
+}
+
+func (w *workers) work(job func()) {
+	idle := time.NewTimer(workerIdle)
+	defer idle.Stop()
+	for {
+		job()
+		idle.Reset(workerIdle)
+		select {
+		case job = <-w.jobs:
+		case <-idle.C:
+			return
+		}
+	}
 }
 
 const maxRemembered = 100_000
