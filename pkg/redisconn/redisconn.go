@@ -22,6 +22,10 @@ func Open(url string) (*redis.Client, error) {
 	opts.ReadTimeout = 500 * time.Millisecond
 	opts.WriteTimeout = 500 * time.Millisecond
 	opts.MaxRetries = 1
+	// RESP2: nothing here uses RESP3's push notifications or client-side
+	// caching, and with RESP3 go-redis looks for pending push messages
+	// around every command.
+	opts.Protocol = 2
 	c := redis.NewClient(opts)
 	// No caller lookup per command: it walks the stack on every call, a
 	// large share of a rate-limit check's cost. No db.statement either: it
