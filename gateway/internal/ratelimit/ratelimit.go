@@ -10,6 +10,7 @@ package ratelimit
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"math"
 	"strconv"
@@ -192,19 +193,32 @@ func (l *Limiter) Allow(ctx context.Context, p Policy, key string) Decision {
 func (l *Limiter) allow(ctx context.Context, p Policy, key string) Decision {
 	now := time.Now()
 	if l.redis != nil && now.UnixNano() >= l.skipUntil.Load() {
-		res, err := l.redis.Allow(ctx, l.prefix+p.Name+":"+key, p.limit())
+		res, err := l.redisAllow(ctx, p, key)
 		if err == nil {
 			return Decision{Allowed: res.Allowed > 0, Remaining: res.Remaining, ResetAfter: res.ResetAfter, RetryAfter: res.RetryAfter}
 		}
 		l.skipUntil.Store(now.Add(breakerPause).UnixNano())
 		if last := l.lastLog.Load(); now.UnixNano()-last > int64(10*time.Second) && l.lastLog.CompareAndSwap(last, now.UnixNano()) {
-			slog.Warn("rate limiting falls back to the in-process limiter: Redis is unreachable", "error", err)
+			slog.Warn("rate limiting falls back to the in-process limiter: no usable answer from Redis", "error", err)
 		}
 	}
 	if l.redis != nil {
 		l.fallbacks.Add(ctx, 1, metric.WithAttributes(attribute.String("policy", p.Name)))
 	}
 	return l.local.allow(p, key, now)
+}
+
+// redisAllow counts in Redis. An answer redis_rate cannot read (it panics
+// on a reply of the wrong shape) is an error like any other: the request
+// falls back to the local limiter instead of failing or, counted in the
+// background, crashing the process.
+func (l *Limiter) redisAllow(ctx context.Context, p Policy, key string) (res *redis_rate.Result, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			res, err = nil, fmt.Errorf("unexpected answer from Redis: %v", r)
+		}
+	}()
+	return l.redis.Allow(ctx, l.prefix+p.Name+":"+key, p.limit())
 }
 
 // Fallbacks is for tests: whether Redis is currently bypassed.

@@ -1,8 +1,12 @@
 package ratelimit
 
 import (
+	"bufio"
 	"context"
+	"net"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -97,5 +101,75 @@ func TestCountOverlapsOnlyWithAmpleQuotaLeft(t *testing.T) {
 	first, second := l.Count(ctx, p, "fresh", false), l.Count(ctx, p, "fresh", false)
 	if first.Overlapped() || second.Overlapped() {
 		t.Error("a count without overlap ran in the background")
+	}
+}
+
+// oddRedis speaks RESP well enough for a client to connect, but answers
+// every script with an integer where redis_rate expects an array.
+func oddRedis(t *testing.T) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer conn.Close()
+				rd := bufio.NewReader(conn)
+				for {
+					line, err := rd.ReadString('\n') // *<n>
+					if err != nil {
+						return
+					}
+					n, _ := strconv.Atoi(strings.TrimSpace(line[1:]))
+					var args []string
+					for i := 0; i < n; i++ {
+						_, _ = rd.ReadString('\n') // $<len>
+						arg, _ := rd.ReadString('\n')
+						args = append(args, strings.TrimSpace(arg))
+					}
+					if len(args) == 0 {
+						return
+					}
+					answer := "+OK\r\n"
+					switch cmd := strings.ToUpper(args[0]); {
+					case cmd == "HELLO": // as a Redis before 6 would
+						answer = "-ERR unknown command 'HELLO'\r\n"
+					case strings.HasPrefix(cmd, "EVAL"):
+						answer = ":1\r\n"
+					}
+					if _, err := conn.Write([]byte(answer)); err != nil {
+						return
+					}
+				}
+			}()
+		}
+	}()
+	return ln.Addr().String()
+}
+
+func TestAnAnswerOfTheWrongShapeFallsBackInsteadOfPanicking(t *testing.T) {
+	rdb := redis.NewClient(&redis.Options{Addr: oddRedis(t), Protocol: 2, MaxRetries: -1, DisableIdentity: true})
+	defer rdb.Close()
+	l := New(rdb, "t:")
+	p := Policy{Name: "partner", Quota: 10, Window: time.Minute}
+	ctx := context.Background()
+	if d := l.Allow(ctx, p, "k"); !d.Allowed || d.Remaining != 9 {
+		t.Fatalf("first count: %+v", d)
+	}
+	if !l.Fallbacks() {
+		t.Error("an unreadable answer did not switch to the local limiter")
+	}
+	// In the background too, once Redis is tried again: a panic there
+	// would end the process.
+	time.Sleep(breakerPause + 100*time.Millisecond)
+	c := l.Count(ctx, p, "k", true)
+	if d := c.Wait(); !c.Overlapped() || !d.Allowed || !l.Fallbacks() {
+		t.Errorf("background count: overlapped %v, %+v", c.Overlapped(), d)
 	}
 }
