@@ -3,9 +3,9 @@
 // falls back to an in-process GCRA with the same policy (per replica), logs
 // that (at most every 10 s) and counts it, and never fails the request.
 //
-// A read whose key had at least half its quota left at its previous count
-// may overlap its count with the caller's work (Count): the decision is the
-// same, only the Redis round trip leaves the critical path.
+// A read whose key has room in its quota may overlap its count with the
+// caller's work (Count): the decision is the same, only the Redis round trip
+// leaves the critical path.
 package ratelimit
 
 import (
@@ -71,10 +71,11 @@ type Limiter struct {
 	prefix string
 	local  *localGCRA
 
-	// left remembers, per policy and key, the remaining quota of the
-	// latest decision on this replica: the headroom test of Count.
-	leftMu  sync.Mutex
-	left    map[policyKey]int
+	// room remembers, per policy and key, the remaining quota of the
+	// latest decision on this replica and whether a count is in the
+	// background: the test of Count.
+	roomMu  sync.Mutex
+	room    map[policyKey]headroom
 	workers workers
 
 	// skipUntil holds unix nanos until which Redis is not tried after a
@@ -88,7 +89,7 @@ type Limiter struct {
 func New(rdb *redis.Client, prefix string) *Limiter {
 	counter, _ := otel.Meter("partnerapi.dev/gateway/ratelimit").Int64Counter("gateway.ratelimit.fallback",
 		metric.WithDescription("Requests counted by the in-process limiter because Redis was unreachable."))
-	l := &Limiter{prefix: prefix, local: newLocalGCRA(), fallbacks: counter, left: map[policyKey]int{}, workers: workers{jobs: make(chan func())}}
+	l := &Limiter{prefix: prefix, local: newLocalGCRA(), fallbacks: counter, room: map[policyKey]headroom{}, workers: workers{jobs: make(chan func())}}
 	if rdb != nil {
 		l.redis = redis_rate.NewLimiter(rdb)
 	}
@@ -115,20 +116,23 @@ func (p *Pending) Wait() Decision {
 	return p.d
 }
 
-// Count counts one request for key under p, like Allow. When overlap is set
-// and the key had at least half its quota left at its previous decision on
-// this replica, the count runs in the background and Count returns at once;
-// the caller must Wait for the decision before it answers or has the request
-// served. Otherwise Count decides before returning. A key near or over its
-// limit is therefore always decided first.
+// Count counts one request for key under p, like Allow. When overlap is set,
+// no other count of key is in the background, and key keeps at least half
+// its quota once this request is spent (as of its latest decision on this
+// replica), the count runs in the background and Count returns at once; the
+// caller must Wait for the decision before it answers or has the request
+// served. Otherwise Count decides before returning. So a key near or over
+// its limit is always decided first, and at most one request per key and
+// replica is ever on its way before its decision.
 func (l *Limiter) Count(ctx context.Context, p Policy, key string, overlap bool) *Pending {
-	if !overlap || !l.ample(p, key) {
+	if !overlap || !l.reserve(p, key) {
 		return &Pending{d: l.Allow(ctx, p, key)}
 	}
 	pd := &Pending{done: make(chan struct{})}
 	l.workers.run(func() {
 		defer close(pd.done)
-		pd.d = l.Allow(ctx, p, key)
+		pd.d = l.allow(ctx, p, key)
+		l.remember(p, key, pd.d.Remaining, true)
 	})
 	return pd
 }
@@ -167,26 +171,47 @@ const maxRemembered = 100_000
 
 type policyKey struct{ policy, key string }
 
-func (l *Limiter) ample(p Policy, key string) bool {
-	l.leftMu.Lock()
-	left, ok := l.left[policyKey{p.Name, key}]
-	l.leftMu.Unlock()
-	return ok && left >= p.Quota/2
+type headroom struct {
+	left       int
+	background bool
 }
 
-func (l *Limiter) remember(p Policy, key string, left int) {
-	l.leftMu.Lock()
-	if len(l.left) >= maxRemembered {
-		clear(l.left)
+// reserve takes the background slot of key when it is free and the key has
+// room for this request.
+func (l *Limiter) reserve(p Policy, key string) bool {
+	k := policyKey{p.Name, key}
+	l.roomMu.Lock()
+	defer l.roomMu.Unlock()
+	h, ok := l.room[k]
+	if !ok || h.background || h.left-1 < p.Quota/2 {
+		return false
 	}
-	l.left[policyKey{p.Name, key}] = left
-	l.leftMu.Unlock()
+	h.background = true
+	l.room[k] = h
+	return true
+}
+
+// remember records a decision's remaining quota and, for a background
+// count, frees the slot.
+func (l *Limiter) remember(p Policy, key string, left int, background bool) {
+	k := policyKey{p.Name, key}
+	l.roomMu.Lock()
+	defer l.roomMu.Unlock()
+	if len(l.room) >= maxRemembered {
+		clear(l.room)
+	}
+	h := l.room[k]
+	h.left = left
+	if background {
+		h.background = false
+	}
+	l.room[k] = h
 }
 
 // Allow counts one request for key under p.
 func (l *Limiter) Allow(ctx context.Context, p Policy, key string) Decision {
 	d := l.allow(ctx, p, key)
-	l.remember(p, key, d.Remaining)
+	l.remember(p, key, d.Remaining, false)
 	return d
 }
 

@@ -90,9 +90,10 @@ func TestCountOverlapsOnlyWithAmpleQuotaLeft(t *testing.T) {
 		overlapped = append(overlapped, c.Overlapped())
 		allowed = append(allowed, c.Wait().Allowed)
 	}
-	// Unknown key: counted first. Remaining 3, then 2: at least half of 4,
-	// so the next two overlap; remaining 1 and 0: counted first.
-	if want := []bool{false, true, true, false, false}; !slices.Equal(overlapped, want) {
+	// Unknown key: counted first. Remaining 3: spending one more leaves 2,
+	// half of 4, so the next one overlaps; after it, remaining 2 would
+	// drop below half: counted first from then on.
+	if want := []bool{false, true, false, false, false}; !slices.Equal(overlapped, want) {
 		t.Errorf("overlapped %v, want %v", overlapped, want)
 	}
 	if want := []bool{true, true, true, true, false}; !slices.Equal(allowed, want) {
@@ -171,5 +172,28 @@ func TestAnAnswerOfTheWrongShapeFallsBackInsteadOfPanicking(t *testing.T) {
 	c := l.Count(ctx, p, "k", true)
 	if d := c.Wait(); !c.Overlapped() || !d.Allowed || !l.Fallbacks() {
 		t.Errorf("background count: overlapped %v, %+v", c.Overlapped(), d)
+	}
+}
+
+func TestOneBackgroundCountPerKeyAndOnlyWithRoom(t *testing.T) {
+	l := New(nil, "t:")
+	p := Policy{Name: "partner", Quota: 60, Window: time.Minute}
+	l.Allow(context.Background(), p, "k") // 59 left
+	if l.reserve(p, "other") {
+		t.Error("an unknown key went to the background")
+	}
+	if !l.reserve(p, "k") {
+		t.Fatal("a key with room did not go to the background")
+	}
+	if l.reserve(p, "k") {
+		t.Error("a second count of the key went to the background while one is there")
+	}
+	l.remember(p, "k", 58, true)
+	if !l.reserve(p, "k") {
+		t.Error("the slot was not freed by the background decision")
+	}
+	l.remember(p, "k", 30, true)
+	if l.reserve(p, "k") {
+		t.Error("30 of 60 left: this request would leave less than half, yet it went to the background")
 	}
 }

@@ -181,7 +181,7 @@ func TestClientAddressHeaderFromATrustedIngress(t *testing.T) {
 	}
 }
 
-// A read whose partner had ample quota left at this replica is sent to the
+// A read whose partner had room in its quota at this replica is sent to the
 // service while Redis counts it; the answer is still the one a count made
 // first would give.
 func TestOverlappedReadsAnswerAsIfCountedFirst(t *testing.T) {

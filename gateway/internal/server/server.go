@@ -299,7 +299,7 @@ func setDeprecation(c *fiber.Ctx, d *routes.Deprecation) {
 // operation is the handler of one partner operation. The checks answer in
 // this order: token, partner rate limit, grant, scopes, restaurant and
 // organization boundary, upstream availability; then the request is proxied.
-// A read whose partner has ample quota left sends its rate-limit count to
+// A read whose partner has room in its quota sends its rate-limit count to
 // Redis alongside the remaining checks and the upstream call (ratelimit.Count)
 // and waits for the decision before answering, so the answer is the same as
 // if the count had come first.
