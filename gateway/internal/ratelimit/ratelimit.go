@@ -88,7 +88,7 @@ type Limiter struct {
 // New returns a limiter over rdb; keys start with prefix.
 func New(rdb *redis.Client, prefix string) *Limiter {
 	counter, _ := otel.Meter("partnerapi.dev/gateway/ratelimit").Int64Counter("gateway.ratelimit.fallback",
-		metric.WithDescription("Requests counted by the in-process limiter because Redis was unreachable."))
+		metric.WithDescription("Requests counted by the in-process limiter because Redis was unreachable or gave an unreadable answer."))
 	l := &Limiter{prefix: prefix, local: newLocalGCRA(), fallbacks: counter, room: map[policyKey]headroom{}, workers: workers{jobs: make(chan func())}}
 	if rdb != nil {
 		l.redis = redis_rate.NewLimiter(rdb)
@@ -126,12 +126,14 @@ func (p *Pending) Wait() Decision {
 // replica is ever on its way before its decision.
 func (l *Limiter) Count(ctx context.Context, p Policy, key string, overlap bool) *Pending {
 	if !overlap || !l.reserve(p, key) {
-		return &Pending{d: l.Allow(ctx, p, key)}
+		d := l.Allow(ctx, p, key)
+		l.remember(p, key, d.Remaining, false)
+		return &Pending{d: d}
 	}
 	pd := &Pending{done: make(chan struct{})}
 	l.workers.run(func() {
 		defer close(pd.done)
-		pd.d = l.allow(ctx, p, key)
+		pd.d = l.Allow(ctx, p, key)
 		l.remember(p, key, pd.d.Remaining, true)
 	})
 	return pd
@@ -208,14 +210,9 @@ func (l *Limiter) remember(p Policy, key string, left int, background bool) {
 	l.room[k] = h
 }
 
-// Allow counts one request for key under p.
+// Allow counts one request for key under p. Only Count keeps track of
+// the key's room for later counts.
 func (l *Limiter) Allow(ctx context.Context, p Policy, key string) Decision {
-	d := l.allow(ctx, p, key)
-	l.remember(p, key, d.Remaining, false)
-	return d
-}
-
-func (l *Limiter) allow(ctx context.Context, p Policy, key string) Decision {
 	now := time.Now()
 	if l.redis != nil && now.UnixNano() >= l.skipUntil.Load() {
 		res, err := l.redisAllow(ctx, p, key)

@@ -79,7 +79,7 @@ func TestFallbackIsCountedAsAMetric(t *testing.T) {
 	}
 }
 
-func TestCountOverlapsOnlyWithAmpleQuotaLeft(t *testing.T) {
+func TestCountOverlapsOnlyWithRoomInTheQuota(t *testing.T) {
 	l := New(nil, "t:")
 	p := Policy{Name: "partner", Quota: 4, Window: time.Minute}
 	ctx := context.Background()
@@ -160,7 +160,7 @@ func TestAnAnswerOfTheWrongShapeFallsBackInsteadOfPanicking(t *testing.T) {
 	l := New(rdb, "t:")
 	p := Policy{Name: "partner", Quota: 10, Window: time.Minute}
 	ctx := context.Background()
-	if d := l.Allow(ctx, p, "k"); !d.Allowed || d.Remaining != 9 {
+	if d := l.Count(ctx, p, "k", false).Wait(); !d.Allowed || d.Remaining != 9 {
 		t.Fatalf("first count: %+v", d)
 	}
 	if !l.Fallbacks() {
@@ -178,7 +178,7 @@ func TestAnAnswerOfTheWrongShapeFallsBackInsteadOfPanicking(t *testing.T) {
 func TestOneBackgroundCountPerKeyAndOnlyWithRoom(t *testing.T) {
 	l := New(nil, "t:")
 	p := Policy{Name: "partner", Quota: 60, Window: time.Minute}
-	l.Allow(context.Background(), p, "k") // 59 left
+	l.Count(context.Background(), p, "k", false) // 59 left
 	if l.reserve(p, "other") {
 		t.Error("an unknown key went to the background")
 	}
