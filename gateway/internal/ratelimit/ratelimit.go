@@ -5,7 +5,8 @@
 //
 // A read whose key has room in its quota may overlap its count with the
 // caller's work (Count): the decision is the same, only the Redis round trip
-// leaves the critical path.
+// leaves the critical path. Counts of one key that arrive together share
+// Redis calls (batch.go), with the decisions of counting them one by one.
 package ratelimit
 
 import (
@@ -78,6 +79,10 @@ type Limiter struct {
 	room    map[policyKey]headroom
 	workers workers
 
+	// flights are the keys with counts on their way to Redis (batch.go).
+	flightMu sync.Mutex
+	flights  map[policyKey]*flight
+
 	// skipUntil holds unix nanos until which Redis is not tried after a
 	// failure, so a hanging Redis does not add its timeout to every request.
 	skipUntil atomic.Int64
@@ -89,7 +94,7 @@ type Limiter struct {
 func New(rdb *redis.Client, prefix string) *Limiter {
 	counter, _ := otel.Meter("partnerapi.dev/gateway/ratelimit").Int64Counter("gateway.ratelimit.fallback",
 		metric.WithDescription("Requests counted by the in-process limiter because Redis was unreachable or gave an unreadable answer."))
-	l := &Limiter{prefix: prefix, local: newLocalGCRA(), fallbacks: counter, room: map[policyKey]headroom{}, workers: workers{jobs: make(chan func())}}
+	l := &Limiter{prefix: prefix, local: newLocalGCRA(), fallbacks: counter, room: map[policyKey]headroom{}, flights: map[policyKey]*flight{}, workers: workers{jobs: make(chan func())}}
 	if rdb != nil {
 		l.redis = redis_rate.NewLimiter(rdb)
 	}
@@ -126,14 +131,14 @@ func (p *Pending) Wait() Decision {
 // replica is ever on its way before its decision.
 func (l *Limiter) Count(ctx context.Context, p Policy, key string, overlap bool) *Pending {
 	if !overlap || !l.reserve(p, key) {
-		d := l.Allow(ctx, p, key)
+		d := l.count(ctx, p, key)
 		l.remember(p, key, d.Remaining, false)
 		return &Pending{d: d}
 	}
 	pd := &Pending{done: make(chan struct{})}
 	l.workers.run(func() {
 		defer close(pd.done)
-		pd.d = l.Allow(ctx, p, key)
+		pd.d = l.count(ctx, p, key)
 		l.remember(p, key, pd.d.Remaining, true)
 	})
 	return pd
@@ -211,13 +216,49 @@ func (l *Limiter) remember(p Policy, key string, left int, background bool) {
 }
 
 // Allow counts one request for key under p. Only Count keeps track of
-// the key's room for later counts.
+// the key's room for later counts, and batches.
 func (l *Limiter) Allow(ctx context.Context, p Policy, key string) Decision {
+	var d [1]Decision
+	l.allow(ctx, p, key, d[:])
+	return d[0]
+}
+
+// allow counts len(ds) requests for key under p and gives each its decision,
+// in order: in one Redis call when the quota has room for all of them. Either
+// way each decision is the one it would get if they came one after another.
+func (l *Limiter) allow(ctx context.Context, p Policy, key string, ds []Decision) {
 	now := time.Now()
 	if l.redis != nil && now.UnixNano() >= l.skipUntil.Load() {
-		res, err := l.redisAllow(ctx, p, key)
+		res, err := l.redisAllow(ctx, p, key, len(ds))
 		if err == nil {
-			return Decision{Allowed: res.Allowed > 0, Remaining: res.Remaining, ResetAfter: res.ResetAfter, RetryAfter: res.RetryAfter}
+			interval := p.Window / time.Duration(p.Quota)
+			if res.Allowed == 0 && len(ds) > 1 {
+				// No room for all of them. Each request fewer brings the
+				// time they would be allowed one interval closer, so
+				// RetryAfter tells how many fit now: those go first (at
+				// least one). If the last of them is refused, so is each
+				// request after it (a refusal takes nothing from the
+				// quota); else the others try again.
+				fit := len(ds) - int(math.Ceil(float64(res.RetryAfter)/float64(interval)))
+				fit = min(max(fit, 1), len(ds)-1)
+				l.allow(ctx, p, key, ds[:fit])
+				if ds[fit-1].Allowed {
+					l.allow(ctx, p, key, ds[fit:])
+					return
+				}
+				for i := fit; i < len(ds); i++ {
+					ds[i] = ds[fit-1]
+				}
+				return
+			}
+			// The requests after request i in this call took one
+			// interval each from its remaining quota and reset time.
+			for i := range ds {
+				after := len(ds) - 1 - i
+				ds[i] = Decision{Allowed: res.Allowed > 0, Remaining: res.Remaining + after,
+					ResetAfter: res.ResetAfter - time.Duration(after)*interval, RetryAfter: res.RetryAfter}
+			}
+			return
 		}
 		l.skipUntil.Store(now.Add(breakerPause).UnixNano())
 		if last := l.lastLog.Load(); now.UnixNano()-last > int64(10*time.Second) && l.lastLog.CompareAndSwap(last, now.UnixNano()) {
@@ -225,22 +266,24 @@ func (l *Limiter) Allow(ctx context.Context, p Policy, key string) Decision {
 		}
 	}
 	if l.redis != nil {
-		l.fallbacks.Add(ctx, 1, metric.WithAttributes(attribute.String("policy", p.Name)))
+		l.fallbacks.Add(ctx, int64(len(ds)), metric.WithAttributes(attribute.String("policy", p.Name)))
 	}
-	return l.local.allow(p, key, now)
+	for i := range ds {
+		ds[i] = l.local.allow(p, key, now)
+	}
 }
 
 // redisAllow counts in Redis. An answer redis_rate cannot read (it panics
 // on a reply of the wrong shape) is an error like any other: the request
 // falls back to the local limiter instead of failing or, counted in the
 // background, crashing the process.
-func (l *Limiter) redisAllow(ctx context.Context, p Policy, key string) (res *redis_rate.Result, err error) {
+func (l *Limiter) redisAllow(ctx context.Context, p Policy, key string, n int) (res *redis_rate.Result, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			res, err = nil, fmt.Errorf("unexpected answer from Redis: %v", r)
 		}
 	}()
-	return l.redis.Allow(ctx, l.prefix+p.Name+":"+key, p.limit())
+	return l.redis.AllowN(ctx, l.prefix+p.Name+":"+key, p.limit(), n)
 }
 
 // Fallbacks is for tests: whether Redis is currently bypassed.

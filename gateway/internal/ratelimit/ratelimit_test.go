@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -14,6 +15,9 @@ import (
 	"go.opentelemetry.io/otel"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+
+	"partnerapi.dev/pkg/redisconn"
+	"partnerapi.dev/pkg/testenv"
 )
 
 func TestLocalGCRAAllowsTheQuotaThenOnePerInterval(t *testing.T) {
@@ -195,5 +199,78 @@ func TestOneBackgroundCountPerKeyAndOnlyWithRoom(t *testing.T) {
 	l.remember(p, "k", 30, true)
 	if l.reserve(p, "k") {
 		t.Error("30 of 60 left: this request would leave less than half, yet it went to the background")
+	}
+}
+
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+func TestConcurrentCountsShareRedisCallsAndStayExact(t *testing.T) {
+	rdb, err := redisconn.Open(testenv.RedisURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rdb.Close() })
+	ctx := context.Background()
+	calls := func() int {
+		info, err := rdb.Info(ctx, "commandstats").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for line := range strings.SplitSeq(info, "\n") {
+			if rest, ok := strings.CutPrefix(line, "cmdstat_evalsha:calls="); ok {
+				n, _ := strconv.Atoi(rest[:strings.IndexByte(rest, ',')])
+				return n
+			}
+		}
+		return 0
+	}
+	const requests = 200
+	for _, quota := range []int{1000, 60} { // room for all of them; room for 60
+		l := New(rdb, "t:"+strconv.FormatInt(time.Now().UnixNano(), 36)+":")
+		p := Policy{Name: "partner", Quota: quota, Window: time.Hour}
+		before := calls()
+		ds := make([]Decision, requests)
+		var wg sync.WaitGroup
+		for i := range ds {
+			wg.Go(func() { ds[i] = l.Count(ctx, p, "k", false).Wait() })
+		}
+		wg.Wait()
+		used := calls() - before
+
+		// As if counted one after another: as many allowed, and they
+		// leave each remaining count from quota-1 down once (within one:
+		// redis_rate computes it in floating point and truncates); the
+		// others are refused with a time to retry.
+		var remaining []int
+		for _, d := range ds {
+			if d.Allowed {
+				remaining = append(remaining, d.Remaining)
+			} else if d.RetryAfter <= 0 {
+				t.Errorf("quota %d: a refused request has Retry-After %s", quota, d.RetryAfter)
+			}
+		}
+		slices.Sort(remaining)
+		var want []int
+		for r := max(quota-requests, 0); r < quota; r++ {
+			want = append(want, r)
+		}
+		if len(remaining) != len(want) {
+			t.Fatalf("quota %d: %d of %d requests allowed, want %d", quota, len(remaining), requests, len(want))
+		}
+		for i := range want {
+			if d := remaining[i] - want[i]; d < -1 || d > 1 {
+				t.Fatalf("quota %d: allowed requests had remaining %v, want each of %d..%d once", quota, remaining, want[0], quota-1)
+			}
+		}
+		if used > requests/2 {
+			t.Errorf("quota %d: %d Redis calls for %d requests at once: counts were not batched", quota, used, requests)
+		}
+		t.Logf("quota %d: %d requests at once, %d Redis calls", quota, requests, used)
+		if l.Fallbacks() {
+			t.Errorf("quota %d: the limiter fell back to local counting", quota)
+		}
+		if len(l.flights) != 0 {
+			t.Errorf("quota %d: %d keys still have counts on their way", quota, len(l.flights))
+		}
 	}
 }
