@@ -47,6 +47,9 @@ type Upstream struct {
 	// timeout bounds one forwarded request (connect, write, answer).
 	timeout time.Duration
 	client  *http.Client
+	// tracer comes from the provider installed when the upstream was made
+	// (a package-level one would stay bound to the first provider ever set).
+	tracer trace.Tracer
 }
 
 // New returns an upstream for base (scheme://host[:port], no trailing slash).
@@ -61,7 +64,7 @@ func New(name, base string, connectTimeout, timeout time.Duration) *Upstream {
 		ResponseHeaderTimeout: timeout,
 		ExpectContinueTimeout: time.Second,
 	}
-	u := &Upstream{Name: name, base: base, prefix: base, timeout: timeout, client: &http.Client{
+	u := &Upstream{Name: name, base: base, prefix: base, timeout: timeout, tracer: otel.Tracer("partnerapi.dev/gateway/proxy"), client: &http.Client{
 		Transport:     tr,
 		Timeout:       timeout,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
@@ -189,12 +192,10 @@ func (c headerCarrier) Keys() []string {
 	return keys
 }
 
-var tracer = otel.Tracer("partnerapi.dev/gateway/proxy")
-
 // Forward sends the request in c to the upstream and writes its answer to c.
 // It returns ErrUnreachable (wrapped) when no answer came.
 func (u *Upstream) Forward(c *fiber.Ctx, r Request) error {
-	ctx, span := tracer.Start(c.UserContext(), "proxy "+u.Name,
+	ctx, span := u.tracer.Start(c.UserContext(), "proxy "+u.Name,
 		trace.WithSpanKind(trace.SpanKindClient),
 		trace.WithAttributes(attribute.String("http.request.method", c.Method()), attribute.String("peer.service", u.Name)))
 	defer span.End()
