@@ -11,13 +11,6 @@ import "context"
 // most one round trip of waiting. allow gives every member of a batch the
 // decision it would get if the members had come one after another, so the
 // count stays exact.
-const maxFlights = 1
-
-// flight is the state of one key with counts on their way.
-type flight struct {
-	n     int    // calls on their way
-	queue *batch // counts waiting for a call to land, nil if none
-}
 
 // batch is counts of one key that go to Redis in one call.
 type batch struct {
@@ -32,22 +25,17 @@ type batch struct {
 func (l *Limiter) count(ctx context.Context, p Policy, key string) Decision {
 	k := policyKey{p.Name, key}
 	l.flightMu.Lock()
-	f := l.flights[k]
-	if f == nil {
-		f = &flight{}
-		l.flights[k] = f
-	}
-	if f.queue == nil && f.n < maxFlights {
-		f.n++
+	b, busy := l.flights[k]
+	if !busy {
+		l.flights[k] = nil // on its way, nothing waiting
 		l.flightMu.Unlock()
 		d := l.Allow(ctx, p, key)
 		l.land(k)
 		return d
 	}
-	b := f.queue
 	if b == nil {
 		b = &batch{start: make(chan struct{}), done: make(chan struct{})}
-		f.queue = b
+		l.flights[k] = b
 	}
 	i := b.n
 	b.n++
@@ -66,18 +54,15 @@ func (l *Limiter) count(ctx context.Context, p Policy, key string) Decision {
 	return b.ds[0]
 }
 
-// land ends a call of key k: a waiting batch takes its place, or the key has
-// one call fewer on its way.
+// land ends the call of key k on its way: the waiting batch, if any, goes
+// next.
 func (l *Limiter) land(k policyKey) {
 	l.flightMu.Lock()
 	defer l.flightMu.Unlock()
-	f := l.flights[k]
-	if b := f.queue; b != nil {
-		f.queue = nil
+	if b := l.flights[k]; b != nil {
+		l.flights[k] = nil // the batch's call is on its way now
 		close(b.start)
 		return
 	}
-	if f.n--; f.n == 0 {
-		delete(l.flights, k)
-	}
+	delete(l.flights, k)
 }

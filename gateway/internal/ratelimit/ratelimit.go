@@ -79,9 +79,10 @@ type Limiter struct {
 	room    map[policyKey]headroom
 	workers workers
 
-	// flights are the keys with counts on their way to Redis (batch.go).
+	// flights holds the keys with a count on its way to Redis, each with
+	// the batch waiting for it, if any (batch.go).
 	flightMu sync.Mutex
-	flights  map[policyKey]*flight
+	flights  map[policyKey]*batch
 
 	// skipUntil holds unix nanos until which Redis is not tried after a
 	// failure, so a hanging Redis does not add its timeout to every request.
@@ -94,7 +95,7 @@ type Limiter struct {
 func New(rdb *redis.Client, prefix string) *Limiter {
 	counter, _ := otel.Meter("partnerapi.dev/gateway/ratelimit").Int64Counter("gateway.ratelimit.fallback",
 		metric.WithDescription("Requests counted by the in-process limiter because Redis was unreachable or gave an unreadable answer."))
-	l := &Limiter{prefix: prefix, local: newLocalGCRA(), fallbacks: counter, room: map[policyKey]headroom{}, flights: map[policyKey]*flight{}, workers: workers{jobs: make(chan func())}}
+	l := &Limiter{prefix: prefix, local: newLocalGCRA(), fallbacks: counter, room: map[policyKey]headroom{}, flights: map[policyKey]*batch{}, workers: workers{jobs: make(chan func())}}
 	if rdb != nil {
 		l.redis = redis_rate.NewLimiter(rdb)
 	}
