@@ -5,6 +5,7 @@ package proxy
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -32,27 +33,24 @@ var ErrUnreachable = errors.New("upstream unreachable")
 
 // Upstream is one service's base URL and connection pools.
 //
-// Proxied requests go through fasthttp.HostClients: the gateway serves on
-// fasthttp, so a request is copied header by header between two fasthttp
-// objects, in the calling goroutine, with no net/http conversion. Reads
-// (GET, HEAD, OPTIONS) may be retried once on a broken pooled connection;
-// writes have a pool of their own that never retries. The net/http client
-// remains for the gateway's own calls (JWKS, grants) and Ping.
+// A proxied request is copied header by header from the gateway's fasthttp
+// request into a fasthttp request written on a pooled keep-alive connection
+// (conn.go), in the calling goroutine, with no net/http conversion. The
+// net/http client remains for the gateway's own calls (JWKS, grants) and
+// Ping.
 type Upstream struct {
 	Name   string
 	base   string
 	prefix string // scheme://host[:port] of base, prepended to the original URI
-	reads  *fasthttp.HostClient
-	writes *fasthttp.HostClient
-	// timeout bounds one forwarded request (connect, write, answer).
-	timeout time.Duration
-	client  *http.Client
+	conns  *conns
+	client *http.Client
 	// tracer comes from the provider installed when the upstream was made
 	// (a package-level one would stay bound to the first provider ever set).
 	tracer trace.Tracer
 }
 
-// New returns an upstream for base (scheme://host[:port], no trailing slash).
+// New returns an upstream for base (scheme://host[:port], no trailing
+// slash); timeout bounds one forwarded request (connect, write, answer).
 func New(name, base string, connectTimeout, timeout time.Duration) *Upstream {
 	tr := &http.Transport{
 		Proxy:                 nil,
@@ -64,52 +62,35 @@ func New(name, base string, connectTimeout, timeout time.Duration) *Upstream {
 		ResponseHeaderTimeout: timeout,
 		ExpectContinueTimeout: time.Second,
 	}
-	u := &Upstream{Name: name, base: base, prefix: base, timeout: timeout, tracer: otel.Tracer("partnerapi.dev/gateway/proxy"), client: &http.Client{
+	addr, host, useTLS := hostAddr(base)
+	u := &Upstream{Name: name, base: base, prefix: base, tracer: otel.Tracer("partnerapi.dev/gateway/proxy"), client: &http.Client{
 		Transport:     tr,
 		Timeout:       timeout,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}}
-	addr, tls := hostAddr(base)
-	hc := func(attempts int) *fasthttp.HostClient {
-		return &fasthttp.HostClient{
-			Addr:  addr,
-			IsTLS: tls,
-			Name:  name,
-			Dial: func(a string) (net.Conn, error) {
-				return fasthttp.DialTimeout(a, connectTimeout)
-			},
-			NoDefaultUserAgentHeader:  true,
-			MaxConns:                  512,
-			MaxIdleConnDuration:       10 * time.Second, // well under the services' 90 s idle timeout
-			ReadTimeout:               timeout,
-			WriteTimeout:              timeout,
-			MaxResponseBodySize:       MaxResponseBytes,
-			DisablePathNormalizing:    true, // forward the path as received (ambiguous paths are refused earlier)
-			MaxIdemponentCallAttempts: attempts,
-			RetryIf:                   func(r *fasthttp.Request) bool { return isRead(r.Header.Method()) },
-		}
+	u.conns = &conns{addr: addr, connectTimeout: connectTimeout, timeout: timeout}
+	if useTLS {
+		u.conns.tls = &tls.Config{ServerName: host, MinVersion: tls.VersionTLS12}
 	}
-	u.reads = hc(2)
-	u.writes = hc(1) // one attempt: a write is never sent twice
 	return u
 }
 
-// hostAddr is base's host:port (default port by scheme) and whether it uses TLS.
-func hostAddr(base string) (string, bool) {
+// hostAddr is base's host:port (default port by scheme), its host name, and
+// whether it uses TLS.
+func hostAddr(base string) (addr, host string, useTLS bool) {
 	pu, err := url.Parse(base)
 	if err != nil || pu.Host == "" {
-		return base, false
+		return base, base, false
 	}
-	tls := pu.Scheme == "https"
-	host := pu.Host
-	if pu.Port() == "" {
-		if tls {
-			host += ":443"
-		} else {
-			host += ":80"
+	useTLS = pu.Scheme == "https"
+	port := pu.Port()
+	if port == "" {
+		port = "80"
+		if useTLS {
+			port = "443"
 		}
 	}
-	return host, tls
+	return net.JoinHostPort(pu.Hostname(), port), pu.Hostname(), useTLS
 }
 
 func isRead(m []byte) bool {
@@ -127,10 +108,14 @@ type Request struct {
 	// Transparent forwards nearly every request header (cookies, basic
 	// auth) and every response header (Set-Cookie), for OAuth pages.
 	Transparent bool
+	// Sent, when set, runs once the request is written to the upstream,
+	// before its answer is awaited (a deferred rate-limit count goes to
+	// Redis then, while the service works).
+	Sent func()
 	// Admit, when set, runs once the upstream answered or failed and
 	// before anything is written to the client; its error is returned
 	// instead and the upstream's answer dropped (a rate-limit decision
-	// that was still on its way when the request was sent).
+	// made after the request was sent).
 	Admit func() error
 }
 
@@ -238,16 +223,7 @@ func (u *Upstream) Forward(c *fiber.Ctx, r Request) error {
 	req.Header.Set(httpx.HeaderRequestID, httpx.RequestID(c))
 	otel.GetTextMapPropagator().Inject(ctx, headerCarrier{&req.Header})
 
-	hc := u.writes
-	if isRead(in.Method()) {
-		hc = u.reads
-	}
-	var err error
-	if u.timeout > 0 {
-		err = hc.DoTimeout(req, resp, u.timeout)
-	} else {
-		err = hc.Do(req, resp)
-	}
+	err := u.conns.exchange(req, resp, isRead(in.Method()), r.Sent)
 	if r.Admit != nil {
 		if refused := r.Admit(); refused != nil {
 			span.SetAttributes(attribute.Bool("partner.answer_dropped", true))

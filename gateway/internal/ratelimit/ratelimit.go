@@ -3,10 +3,11 @@
 // falls back to an in-process GCRA with the same policy (per replica), logs
 // that (at most every 10 s) and counts it, and never fails the request.
 //
-// A read whose key has room in its quota may overlap its count with the
-// caller's work (Count): the decision is the same, only the Redis round trip
-// leaves the critical path. Counts of one key that arrive together share
-// Redis calls (batch.go), with the decisions of counting them one by one.
+// A read whose key has room in its quota may defer its count until the
+// caller has sent the request on (Count): the decision is the same, only the
+// Redis round trip overlaps the service's work instead of preceding it.
+// Counts of one key that arrive together share Redis calls (batch.go), with
+// the decisions of counting them one by one.
 package ratelimit
 
 import (
@@ -73,11 +74,10 @@ type Limiter struct {
 	local  *localGCRA
 
 	// room remembers, per policy and key, the remaining quota of the
-	// latest decision on this replica and whether a count is in the
-	// background: the test of Count.
-	roomMu  sync.Mutex
-	room    map[policyKey]headroom
-	workers workers
+	// latest decision on this replica and whether a count is deferred:
+	// the test of Count.
+	roomMu sync.Mutex
+	room   map[policyKey]headroom
 
 	// flights holds the keys with a count on its way to Redis, each with
 	// the batch waiting for it, if any (batch.go).
@@ -95,7 +95,7 @@ type Limiter struct {
 func New(rdb *redis.Client, prefix string) *Limiter {
 	counter, _ := otel.Meter("partnerapi.dev/gateway/ratelimit").Int64Counter("gateway.ratelimit.fallback",
 		metric.WithDescription("Requests counted by the in-process limiter because Redis was unreachable or gave an unreadable answer."))
-	l := &Limiter{prefix: prefix, local: newLocalGCRA(), fallbacks: counter, room: map[policyKey]headroom{}, flights: map[policyKey]*batch{}, workers: workers{jobs: make(chan func())}}
+	l := &Limiter{prefix: prefix, local: newLocalGCRA(), fallbacks: counter, room: map[policyKey]headroom{}, flights: map[policyKey]*batch{}}
 	if rdb != nil {
 		l.redis = redis_rate.NewLimiter(rdb)
 	}
@@ -105,74 +105,42 @@ func New(rdb *redis.Client, prefix string) *Limiter {
 // breakerPause is how long Redis is bypassed after it failed.
 const breakerPause = time.Second
 
-// Pending is a decision that may still be on its way.
+// Pending is one request's count: decided when Count returned, or deferred
+// until Decide. It belongs to the goroutine serving the request.
 type Pending struct {
-	d    Decision
-	done chan struct{} // nil when d was decided before Count returned
+	d      Decision
+	decide func() Decision // set while the count is deferred
 }
 
-// Overlapped tells whether the decision is computed in the background.
-func (p *Pending) Overlapped() bool { return p.done != nil }
+// Deferred tells whether the count waits for Decide.
+func (p *Pending) Deferred() bool { return p.decide != nil }
 
-// Wait returns the decision, waiting for it if it is still on its way.
-func (p *Pending) Wait() Decision {
-	if p.done != nil {
-		<-p.done
+// Decide makes a deferred count, once, and returns the decision.
+func (p *Pending) Decide() Decision {
+	if p.decide != nil {
+		p.d, p.decide = p.decide(), nil
 	}
 	return p.d
 }
 
-// Count counts one request for key under p, like Allow. When overlap is set,
-// no other count of key is in the background, and key keeps at least half
-// its quota once this request is spent (as of its latest decision on this
-// replica), the count runs in the background and Count returns at once; the
-// caller must Wait for the decision before it answers or has the request
-// served. Otherwise Count decides before returning. So a key near or over
-// its limit is always decided first, and at most one request per key and
-// replica is ever on its way before its decision.
-func (l *Limiter) Count(ctx context.Context, p Policy, key string, overlap bool) *Pending {
-	if !overlap || !l.reserve(p, key) {
+// Count counts one request for key under p, like Allow. When deferrable is
+// set, no other count of key is deferred, and key keeps at least half its
+// quota once this request is spent (as of its latest decision on this
+// replica), the count is deferred: the caller sends the request on, then
+// calls Decide, and answers by that decision. Otherwise Count decides before
+// returning. So a key near or over its limit is always decided first, and at
+// most one request per key and replica is ever sent on before its decision.
+func (l *Limiter) Count(ctx context.Context, p Policy, key string, deferrable bool) *Pending {
+	if !deferrable || !l.reserve(p, key) {
 		d := l.count(ctx, p, key)
 		l.remember(p, key, d.Remaining, false)
 		return &Pending{d: d}
 	}
-	pd := &Pending{done: make(chan struct{})}
-	l.workers.run(func() {
-		defer close(pd.done)
-		pd.d = l.count(ctx, p, key)
-		l.remember(p, key, pd.d.Remaining, true)
-	})
-	return pd
-}
-
-// workers run background counts on goroutines that live on between counts:
-// a fresh goroutine per count would grow its stack through go-redis on every
-// request. An idle worker takes the next count; when none is idle, a new one
-// starts. Workers idle for workerIdle exit.
-type workers struct{ jobs chan func() }
-
-const workerIdle = 10 * time.Second
-
-func (w *workers) run(job func()) {
-	select {
-	case w.jobs <- job:
-	default:
-		go w.work(job)
-	}
-}
-
-func (w *workers) work(job func()) {
-	idle := time.NewTimer(workerIdle)
-	defer idle.Stop()
-	for {
-		job()
-		idle.Reset(workerIdle)
-		select {
-		case job = <-w.jobs:
-		case <-idle.C:
-			return
-		}
-	}
+	return &Pending{decide: func() Decision {
+		d := l.count(ctx, p, key)
+		l.remember(p, key, d.Remaining, true)
+		return d
+	}}
 }
 
 const maxRemembered = 100_000
@@ -180,28 +148,28 @@ const maxRemembered = 100_000
 type policyKey struct{ policy, key string }
 
 type headroom struct {
-	left       int
-	background bool
+	left     int
+	deferred bool
 }
 
-// reserve takes the background slot of key when it is free and the key has
+// reserve takes the deferred slot of key when it is free and the key has
 // room for this request.
 func (l *Limiter) reserve(p Policy, key string) bool {
 	k := policyKey{p.Name, key}
 	l.roomMu.Lock()
 	defer l.roomMu.Unlock()
 	h, ok := l.room[k]
-	if !ok || h.background || h.left-1 < p.Quota/2 {
+	if !ok || h.deferred || h.left-1 < p.Quota/2 {
 		return false
 	}
-	h.background = true
+	h.deferred = true
 	l.room[k] = h
 	return true
 }
 
-// remember records a decision's remaining quota and, for a background
-// count, frees the slot.
-func (l *Limiter) remember(p Policy, key string, left int, background bool) {
+// remember records a decision's remaining quota and, for a deferred count,
+// frees the slot.
+func (l *Limiter) remember(p Policy, key string, left int, deferred bool) {
 	k := policyKey{p.Name, key}
 	l.roomMu.Lock()
 	defer l.roomMu.Unlock()
@@ -210,8 +178,8 @@ func (l *Limiter) remember(p Policy, key string, left int, background bool) {
 	}
 	h := l.room[k]
 	h.left = left
-	if background {
-		h.background = false
+	if deferred {
+		h.deferred = false
 	}
 	l.room[k] = h
 }
@@ -276,8 +244,7 @@ func (l *Limiter) allow(ctx context.Context, p Policy, key string, ds []Decision
 
 // redisAllow counts in Redis. An answer redis_rate cannot read (it panics
 // on a reply of the wrong shape) is an error like any other: the request
-// falls back to the local limiter instead of failing or, counted in the
-// background, crashing the process.
+// falls back to the local limiter instead of failing the request.
 func (l *Limiter) redisAllow(ctx context.Context, p Policy, key string, n int) (res *redis_rate.Result, err error) {
 	defer func() {
 		if r := recover(); r != nil {

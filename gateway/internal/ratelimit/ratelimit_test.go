@@ -84,29 +84,34 @@ func TestFallbackIsCountedAsAMetric(t *testing.T) {
 	}
 }
 
-func TestCountOverlapsOnlyWithRoomInTheQuota(t *testing.T) {
+func TestCountDefersOnlyWithRoomInTheQuota(t *testing.T) {
 	l := New(nil, "t:")
 	p := Policy{Name: "partner", Quota: 4, Window: time.Minute}
 	ctx := context.Background()
-	var overlapped []bool
+	var deferred []bool
 	var allowed []bool
 	for i := 0; i < 5; i++ {
 		c := l.Count(ctx, p, "k", true)
-		overlapped = append(overlapped, c.Overlapped())
-		allowed = append(allowed, c.Wait().Allowed)
+		deferred = append(deferred, c.Deferred())
+		allowed = append(allowed, c.Decide().Allowed)
 	}
 	// Unknown key: counted first. Remaining 3: spending one more leaves 2,
-	// half of 4, so the next one overlaps; after it, remaining 2 would
+	// half of 4, so the next one is deferred; after it, remaining 2 would
 	// drop below half: counted first from then on.
-	if want := []bool{false, true, false, false, false}; !slices.Equal(overlapped, want) {
-		t.Errorf("overlapped %v, want %v", overlapped, want)
+	if want := []bool{false, true, false, false, false}; !slices.Equal(deferred, want) {
+		t.Errorf("deferred %v, want %v", deferred, want)
 	}
 	if want := []bool{true, true, true, true, false}; !slices.Equal(allowed, want) {
 		t.Errorf("allowed %v, want %v", allowed, want)
 	}
 	first, second := l.Count(ctx, p, "fresh", false), l.Count(ctx, p, "fresh", false)
-	if first.Overlapped() || second.Overlapped() {
-		t.Error("a count without overlap ran in the background")
+	if first.Deferred() || second.Deferred() {
+		t.Error("a count that may not be deferred was")
+	}
+	big := Policy{Name: "partner", Quota: 60, Window: time.Minute}
+	l.Count(ctx, big, "d", false)
+	if c := l.Count(ctx, big, "d", true); !c.Deferred() || c.Decide() != c.Decide() || !l.reserve(big, "d") {
+		t.Error("a deferred count was not deferred, counted twice, or kept its slot")
 	}
 }
 
@@ -165,41 +170,40 @@ func TestAnAnswerOfTheWrongShapeFallsBackInsteadOfPanicking(t *testing.T) {
 	l := New(rdb, "t:")
 	p := Policy{Name: "partner", Quota: 10, Window: time.Minute}
 	ctx := context.Background()
-	if d := l.Count(ctx, p, "k", false).Wait(); !d.Allowed || d.Remaining != 9 {
+	if d := l.Count(ctx, p, "k", false).Decide(); !d.Allowed || d.Remaining != 9 {
 		t.Fatalf("first count: %+v", d)
 	}
 	if !l.Fallbacks() {
 		t.Error("an unreadable answer did not switch to the local limiter")
 	}
-	// In the background too, once Redis is tried again: a panic there
-	// would end the process.
+	// Deferred too, once Redis is tried again.
 	time.Sleep(breakerPause + 100*time.Millisecond)
 	c := l.Count(ctx, p, "k", true)
-	if d := c.Wait(); !c.Overlapped() || !d.Allowed || !l.Fallbacks() {
-		t.Errorf("background count: overlapped %v, %+v", c.Overlapped(), d)
+	if d := c.Decide(); !d.Allowed || !l.Fallbacks() {
+		t.Errorf("deferred count: %+v", d)
 	}
 }
 
-func TestOneBackgroundCountPerKeyAndOnlyWithRoom(t *testing.T) {
+func TestOneDeferredCountPerKeyAndOnlyWithRoom(t *testing.T) {
 	l := New(nil, "t:")
 	p := Policy{Name: "partner", Quota: 60, Window: time.Minute}
 	l.Count(context.Background(), p, "k", false) // 59 left
 	if l.reserve(p, "other") {
-		t.Error("an unknown key went to the background")
+		t.Error("an unknown key was deferred")
 	}
 	if !l.reserve(p, "k") {
-		t.Fatal("a key with room did not go to the background")
+		t.Fatal("a key with room was not deferred")
 	}
 	if l.reserve(p, "k") {
-		t.Error("a second count of the key went to the background while one is there")
+		t.Error("a second count of the key was deferred while one is")
 	}
 	l.remember(p, "k", 58, true)
 	if !l.reserve(p, "k") {
-		t.Error("the slot was not freed by the background decision")
+		t.Error("the slot was not freed by the deferred decision")
 	}
 	l.remember(p, "k", 30, true)
 	if l.reserve(p, "k") {
-		t.Error("30 of 60 left: this request would leave less than half, yet it went to the background")
+		t.Error("30 of 60 left: this request would leave less than half, yet it was deferred")
 	}
 }
 
@@ -222,7 +226,7 @@ func TestConcurrentCountsShareRedisCallsAndStayExact(t *testing.T) {
 		ds := make([]Decision, requests)
 		var wg sync.WaitGroup
 		for i := range ds {
-			wg.Go(func() { ds[i] = l.Count(ctx, p, "k", false).Wait() })
+			wg.Go(func() { ds[i] = l.Count(ctx, p, "k", false).Decide() })
 		}
 		wg.Wait()
 		used := int(calls.n.Load() - before)

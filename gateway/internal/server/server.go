@@ -299,10 +299,10 @@ func setDeprecation(c *fiber.Ctx, d *routes.Deprecation) {
 // operation is the handler of one partner operation. The checks answer in
 // this order: token, partner rate limit, grant, scopes, restaurant and
 // organization boundary, upstream availability; then the request is proxied.
-// A read whose partner has room in its quota sends its rate-limit count to
-// Redis alongside the remaining checks and the upstream call (ratelimit.Count)
-// and waits for the decision before answering, so the answer is the same as
-// if the count had come first.
+// A read whose partner has room in its quota defers its rate-limit count
+// (ratelimit.Count) until the request is written to the service, so the
+// Redis round trip overlaps the service's work, and is answered by that
+// decision: the same answer as if the count had come first.
 func (g *Gateway) operation(op routes.Operation) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		if ambiguousPath(c.Path()) {
@@ -327,15 +327,19 @@ func (g *Gateway) operation(op routes.Operation) fiber.Handler {
 			attribute.String("partner.client_id", tok.ClientID),
 			attribute.String("partner.grant_id", tok.GrantID))
 		count := g.limiter.Count(c.UserContext(), g.partner, tok.ClientID+"\x00"+tok.Subject, !op.Write)
+		defer count.Decide() // counted even if the request ends on a path not foreseen here
 		admit := func() error {
-			d := count.Wait()
+			d := count.Decide()
 			c.Set(HeaderRateLimit, d.Header(g.partner))
 			if !d.Allowed {
 				return rateLimited(c, d)
 			}
 			return nil
 		}
-		if !count.Overlapped() {
+		var sent func()
+		if count.Deferred() {
+			sent = func() { count.Decide() }
+		} else {
 			if err := admit(); err != nil {
 				return err
 			}
@@ -350,7 +354,7 @@ func (g *Gateway) operation(op routes.Operation) fiber.Handler {
 			}
 			return err
 		}
-		err = up.Forward(c, proxy.Request{InternalContext: g.keys.Sign(ic), Admit: admit})
+		err = up.Forward(c, proxy.Request{InternalContext: g.keys.Sign(ic), Sent: sent, Admit: admit})
 		if errors.Is(err, proxy.ErrUnreachable) {
 			slog.Warn("upstream unreachable", "service", op.Service, "operation", op.ID, "error", err, "request_id", ic.RequestID)
 			return httpx.Unavailable(op.Write)

@@ -54,6 +54,17 @@ var processes = []process{
 	}},
 }
 
+// runtimeGODEBUG is the Go runtime setting every process runs with, as in
+// its container image: schedtrace with the largest period keeps the
+// runtime's monitor thread from sleeping deeply whenever the process is idle
+// and then waking and polling every 20 µs on its next system call, which
+// costs a server a third of its CPU between requests at moderate load
+// (docs/performance.md). GODEBUG settings of the caller come after it and
+// win.
+func runtimeGODEBUG() string {
+	return "GODEBUG=schedtrace=2147483647," + os.Getenv("GODEBUG")
+}
+
 type stack struct {
 	dir, bin, baseURL   string
 	portOffset          int
@@ -104,7 +115,7 @@ func (s *stack) start(ctx context.Context) error {
 	if err := s.startInfra(ctx); err != nil {
 		return err
 	}
-	common := []string{"DATABASE_URL=" + s.databaseURL, "INTERNAL_CONTEXT_KEYS=" + s.secrets["INTERNAL_CONTEXT_KEYS"]}
+	common := []string{"DATABASE_URL=" + s.databaseURL, "INTERNAL_CONTEXT_KEYS=" + s.secrets["INTERNAL_CONTEXT_KEYS"], runtimeGODEBUG()}
 	for _, p := range processes {
 		if !p.database {
 			continue
