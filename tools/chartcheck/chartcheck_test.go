@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"partnerapi.dev/pkg/lifecycle"
 )
 
 // processes are the binaries deployed by the umbrella chart; services have a database.
@@ -260,6 +262,7 @@ func checkDockerfile(t *testing.T, path, name string) {
 		"./cmd/" + name,
 		"FROM gcr.io/distroless/static-debian12:nonroot",
 		"USER 65532",
+		"GODEBUG=" + lifecycle.GODEBUG,
 		`ENTRYPOINT ["/` + name + `"]`,
 	} {
 		if !strings.Contains(text, want) {

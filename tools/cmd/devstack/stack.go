@@ -25,6 +25,7 @@ import (
 
 	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx"
 
+	"partnerapi.dev/pkg/lifecycle"
 	"partnerapi.dev/pkg/localinfra"
 	"partnerapi.dev/tools/seed"
 )
@@ -54,15 +55,11 @@ var processes = []process{
 	}},
 }
 
-// runtimeGODEBUG is the Go runtime setting every process runs with, as in
-// its container image: schedtrace with the largest period keeps the
-// runtime's monitor thread from sleeping deeply whenever the process is idle
-// and then waking and polling every 20 µs on its next system call, which
-// costs a server a third of its CPU between requests at moderate load
-// (docs/performance.md). GODEBUG settings of the caller come after it and
-// win.
+// runtimeGODEBUG is the Go runtime setting of every process, as in its
+// container image (lifecycle.GODEBUG); the caller's GODEBUG settings come
+// after it and win.
 func runtimeGODEBUG() string {
-	return "GODEBUG=schedtrace=2147483647," + os.Getenv("GODEBUG")
+	return "GODEBUG=" + lifecycle.GODEBUG + "," + os.Getenv("GODEBUG")
 }
 
 type stack struct {
