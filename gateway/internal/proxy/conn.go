@@ -144,7 +144,8 @@ func (p *conns) once(c *conn, req *fasthttp.Request, resp *fasthttp.Response, se
 		p.discard(c)
 		return true, err
 	}
-	if err := req.Write(c.bw); err == nil {
+	err = req.Write(c.bw)
+	if err == nil {
 		err = c.bw.Flush()
 	}
 	if err != nil {

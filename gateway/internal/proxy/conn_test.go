@@ -179,7 +179,7 @@ func TestConcurrentExchangesEachGetTheirOwnAnswer(t *testing.T) {
 			req.SetRequestURI("http://" + p.addr + "/x")
 			req.Header.Set("X-N", fmt.Sprint(i))
 			if err := p.exchange(req, resp, true, nil); err != nil || string(resp.Body()) != fmt.Sprint(i) {
-				errs <- fmt.Errorf("request %d: %q %v", i, resp.Body(), err)
+				errs <- fmt.Errorf("request %d: %q %w", i, resp.Body(), err)
 			}
 		})
 	}
@@ -194,5 +194,32 @@ func TestConcurrentExchangesEachGetTheirOwnAnswer(t *testing.T) {
 	}
 	if p.open != len(p.idle) || p.open > 50 {
 		t.Errorf("%d open, %d idle after every exchange ended", p.open, len(p.idle))
+	}
+}
+
+func TestAFailedWriteRunsNoHookAndAReadGoesOnANewConnection(t *testing.T) {
+	u := newRawUpstream(t, func(int32, *http.Request) (string, bool) { return "ok", false })
+	p := u.pool()
+	breakIdle := func() {
+		if _, err := exchange(t, p, "GET", nil); err != nil {
+			t.Fatal(err)
+		}
+		// Shut our sending side: the next write on it fails (EPIPE).
+		if err := p.idle[len(p.idle)-1].Conn.(*net.TCPConn).CloseWrite(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	breakIdle()
+	var runs int
+	if body, err := exchange(t, p, "GET", func() { runs++ }); err != nil || body != "ok" || runs != 1 {
+		t.Errorf("read after a failed write: %q %v, sent ran %d times", body, err, runs)
+	}
+	breakIdle()
+	runs = 0
+	if _, err := exchange(t, p, "POST", func() { runs++ }); err == nil || runs != 0 {
+		t.Errorf("write on a broken connection: %v, sent ran %d times", err, runs)
+	}
+	if n := u.requests.Load(); n != 3 {
+		t.Errorf("upstream answered %d requests, want 3", n)
 	}
 }
