@@ -2,10 +2,12 @@ package proxy
 
 import (
 	"bufio"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -221,5 +223,26 @@ func TestAFailedWriteRunsNoHookAndAReadGoesOnANewConnection(t *testing.T) {
 	}
 	if n := u.requests.Load(); n != 3 {
 		t.Errorf("upstream answered %d requests, want 3", n)
+	}
+}
+
+func TestAnHTTPSUpstream(t *testing.T) {
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = w.Write([]byte("over tls " + r.URL.Path))
+	}))
+	defer srv.Close()
+	u := New("secure", srv.URL, time.Second, 2*time.Second)
+	if u.conns.tls == nil || u.conns.addr != strings.TrimPrefix(srv.URL, "https://") {
+		t.Fatalf("https base not dialled with TLS: %+v", u.conns)
+	}
+	u.conns.tls.RootCAs = x509.NewCertPool()
+	u.conns.tls.RootCAs.AddCert(srv.Certificate())
+	u.conns.tls.ServerName = "example.com" // the test certificate's name
+	req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
+	defer fasthttp.ReleaseRequest(req)
+	defer fasthttp.ReleaseResponse(resp)
+	req.SetRequestURI(srv.URL + "/x")
+	if err := u.conns.exchange(req, resp, true, nil); err != nil || string(resp.Body()) != "over tls /x" {
+		t.Errorf("%q %v", resp.Body(), err)
 	}
 }
