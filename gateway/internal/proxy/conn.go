@@ -53,9 +53,9 @@ const (
 
 var errTooManyConns = errors.New("too many connections to the upstream")
 
-// get takes the most recently used idle connection, or dials one; reused
-// tells which.
-func (p *conns) get() (c *conn, reused bool, err error) {
+// get takes the most recently used idle connection, or dials one (always
+// when fresh is set); reused tells which.
+func (p *conns) get(fresh bool) (c *conn, reused bool, err error) {
 	now := time.Now()
 	var stale []*conn
 	dial := false
@@ -66,7 +66,7 @@ func (p *conns) get() (c *conn, reused bool, err error) {
 		p.idle = p.idle[1:]
 		p.open--
 	}
-	if n := len(p.idle); n > 0 {
+	if n := len(p.idle); n > 0 && !fresh {
 		c = p.idle[n-1]
 		p.idle = p.idle[:n-1]
 	} else if p.open < maxConns {
@@ -124,7 +124,7 @@ func (p *conns) discard(c *conn) {
 // never sent twice.
 func (p *conns) exchange(req *fasthttp.Request, resp *fasthttp.Response, retry bool, sent func()) error {
 	for attempt := 0; ; attempt++ {
-		c, reused, err := p.get()
+		c, reused, err := p.get(attempt > 0)
 		if err != nil {
 			return err
 		}

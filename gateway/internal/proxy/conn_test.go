@@ -246,3 +246,22 @@ func TestAnHTTPSUpstream(t *testing.T) {
 		t.Errorf("%q %v", resp.Body(), err)
 	}
 }
+
+func TestAReadIsSentAgainOnANewConnectionNotAnotherIdleOne(t *testing.T) {
+	u := newRawUpstream(t, hangsUpAfterEachAnswer)
+	p := u.pool()
+	// Two idle connections, both hung up by the upstream.
+	if _, err := exchange(t, p, "GET", nil); err != nil {
+		t.Fatal(err)
+	}
+	first := p.idle
+	p.idle = nil
+	if _, err := exchange(t, p, "GET", nil); err != nil {
+		t.Fatal(err)
+	}
+	p.idle = append(first, p.idle...)
+	time.Sleep(50 * time.Millisecond)
+	if body, err := exchange(t, p, "GET", nil); err != nil || body != "ok" {
+		t.Errorf("read with every idle connection dead: %q %v", body, err)
+	}
+}
