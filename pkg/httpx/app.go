@@ -30,6 +30,9 @@ type Options struct {
 	Name string
 	// BodyLimit caps request bodies; 0 means DefaultBodyLimit.
 	BodyLimit int
+	// HeaderLimit caps the request line and headers; 0 means
+	// DefaultHeaderLimit.
+	HeaderLimit int
 	// Ready lists what /readyz checks.
 	Ready []Check
 	// Metrics, when set, is served at /metrics.
@@ -50,6 +53,9 @@ func New(opts Options, routes func(r fiber.Router)) *fiber.App {
 	if opts.BodyLimit == 0 {
 		opts.BodyLimit = DefaultBodyLimit
 	}
+	if opts.HeaderLimit == 0 {
+		opts.HeaderLimit = DefaultHeaderLimit
+	}
 	if opts.ReadTimeout == 0 {
 		opts.ReadTimeout = 30 * time.Second
 	}
@@ -57,8 +63,13 @@ func New(opts Options, routes func(r fiber.Router)) *fiber.App {
 		opts.WriteTimeout = 30 * time.Second
 	}
 	app := fiber.New(fiber.Config{
-		AppName:               opts.Name,
-		BodyLimit:             opts.BodyLimit,
+		AppName:        opts.Name,
+		BodyLimit:      opts.BodyLimit,
+		ReadBufferSize: opts.HeaderLimit,
+		// One spelling per resource: /V1/... and a trailing slash are
+		// unknown paths, not aliases.
+		CaseSensitive:         true,
+		StrictRouting:         true,
 		DisableStartupMessage: true,
 		ReadTimeout:           opts.ReadTimeout,
 		WriteTimeout:          opts.WriteTimeout,
@@ -83,6 +94,7 @@ func New(opts Options, routes func(r fiber.Router)) *fiber.App {
 	for _, h := range opts.Before {
 		app.Use(h)
 	}
+	app.Use(checkRequestText(app))
 	routes(app)
 	app.Use(func(c *fiber.Ctx) error {
 		if allow := allowedMethods(app, c.Path()); allow != "" {
@@ -90,6 +102,7 @@ func New(opts Options, routes func(r fiber.Router)) *fiber.App {
 		}
 		return NotFound()
 	})
+	guardServer(app, opts)
 	return app
 }
 

@@ -193,7 +193,13 @@ func (u *Upstream) Forward(c *fiber.Ctx, r Request) error {
 	req.Header.DisableNormalizing()
 	req.Header.SetMethodBytes(in.Method())
 	req.URI().DisablePathNormalizing = true
-	req.SetRequestURI(u.prefix + c.OriginalURL())
+	// The path the routes matched and the query, never the raw request
+	// target: an absolute-form target would carry its own host.
+	uri := u.prefix + c.Path()
+	if q := c.Request().URI().QueryString(); len(q) > 0 {
+		uri += "?" + string(q)
+	}
+	req.SetRequestURI(uri)
 	// The raw body as received: Ctx.Body would inflate a compressed body,
 	// which the 1 MiB cap could not bound.
 	if b := c.Request().Body(); len(b) > 0 {

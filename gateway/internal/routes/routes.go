@@ -63,7 +63,7 @@ type Operation struct {
 	ListsRestaurants bool
 	// UUIDParams are path parameters that must be UUIDs (else 404).
 	UUIDParams []string
-	// OpaqueParams are path parameters of 1..255 characters (else 404).
+	// OpaqueParams are path parameters of at most 255 characters (else 400).
 	OpaqueParams []string
 	Deprecation  *Deprecation
 }

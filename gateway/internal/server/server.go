@@ -4,15 +4,18 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/redis/go-redis/v9"
@@ -37,6 +40,14 @@ const (
 	HeaderRateLimit       = "RateLimit"
 	HeaderRetryAfter      = "Retry-After"
 )
+
+// HeaderLimit bounds a request's line and headers at the edge: above the
+// services' limit so that an oversized access token reaches authentication
+// and gets a 401 saying so, not a 431.
+const HeaderLimit = 128 << 10
+
+// MaxTokenLength is the longest access token read; identity's are about 1 KB.
+const MaxTokenLength = 16 << 10
 
 // Deps are the gateway's connections, made by the caller.
 type Deps struct {
@@ -120,10 +131,11 @@ func New(cfg config.Config, deps Deps) (*fiber.App, *Gateway, error) {
 		ready = append(ready, httpx.Check{Name: "redis", Fn: func(ctx context.Context) error { return deps.Redis.Ping(ctx).Err() }})
 	}
 	app := httpx.New(httpx.Options{
-		Name:    "gateway",
-		Ready:   ready,
-		Metrics: deps.Metrics,
-		Before:  []fiber.Handler{g.edge},
+		Name:        "gateway",
+		HeaderLimit: HeaderLimit,
+		Ready:       ready,
+		Metrics:     deps.Metrics,
+		Before:      []fiber.Handler{g.edge},
 	}, g.register)
 
 	// A body over the limit is refused by the HTTP server before any
@@ -145,8 +157,9 @@ func (g *Gateway) register(r fiber.Router) {
 		c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
 		return c.Send(apispec.JSON())
 	})
-	r.Get("/.well-known/oauth-authorization-server", g.oauth)
-	r.All("/oauth2/*", g.oauth)
+	for _, e := range oauthSurface {
+		r.Add(e.method, e.path, g.oauth)
+	}
 	for _, op := range g.ops {
 		if op.Method == fiber.MethodGet {
 			r.Get(op.FiberPath(), g.operation(op)) // GET and HEAD
@@ -154,6 +167,18 @@ func (g *Gateway) register(r fiber.Router) {
 		}
 		r.Add(op.Method, op.FiberPath(), g.operation(op))
 	}
+}
+
+// oauthSurface is every path of identity's public OAuth surface, exactly:
+// nothing else of identity is reachable through the gateway.
+var oauthSurface = []struct{ method, path string }{
+	{fiber.MethodGet, "/.well-known/oauth-authorization-server"},
+	{fiber.MethodGet, "/oauth2/jwks"},
+	{fiber.MethodGet, "/oauth2/authorize"},
+	{fiber.MethodPost, "/oauth2/authorize"},
+	{fiber.MethodPost, "/oauth2/token"},
+	{fiber.MethodPost, "/oauth2/revoke"},
+	{fiber.MethodPost, "/oauth2/introspect"},
 }
 
 // isPartnerPath tells whether a path is a bearer-protected operation path.
@@ -164,9 +189,13 @@ func isPartnerPath(p string) bool { return strings.HasPrefix(p, "/v1/") && p != 
 func (g *Gateway) edge(c *fiber.Ctx) error {
 	c.Set(HeaderRateLimitPolicy, g.partner.PolicyHeader())
 	var spoofed []string
+	authorizations := 0
 	c.Request().Header.VisitAll(func(k, _ []byte) {
 		if proxy.StripBytes(k) {
 			spoofed = append(spoofed, string(k))
+		}
+		if bytes.EqualFold(k, authorizationHeader) {
+			authorizations++
 		}
 	})
 	addr := g.clientAddress(c)
@@ -179,8 +208,14 @@ func (g *Gateway) edge(c *fiber.Ctx) error {
 			return err
 		}
 	}
+	if authorizations > 1 {
+		// Stacks disagree on which of several credentials counts.
+		return httpx.BadRequest("Send one Authorization header.")
+	}
 	return c.Next()
 }
+
+var authorizationHeader = []byte(fiber.HeaderAuthorization)
 
 const localsAddress = "gateway.address"
 
@@ -202,6 +237,7 @@ func (g *Gateway) countAddress(c *fiber.Ctx) error {
 	addr, _ := c.Locals(localsAddress).(string)
 	d := g.limiter.Allow(c.UserContext(), g.address, addr)
 	if !d.Allowed {
+		c.Set(HeaderRateLimitPolicy, g.address.PolicyHeader())
 		c.Set(HeaderRateLimit, d.Header(g.address))
 		return rateLimited(c, d)
 	}
@@ -272,6 +308,12 @@ func (g *Gateway) authenticate(c *fiber.Ctx) (*auth.Token, error) {
 		}
 		return nil, g.invalidToken("The Authorization header must be Bearer followed by the access token.")
 	}
+	if len(raw) > MaxTokenLength {
+		if err := g.countAddress(c); err != nil {
+			return nil, err
+		}
+		return nil, g.invalidToken(fmt.Sprintf("The access token is longer than %d bytes.", MaxTokenLength))
+	}
 	tok, err := g.verifier.Verify(c.UserContext(), raw)
 	if err != nil {
 		if errors.Is(err, auth.ErrKeysUnavailable) {
@@ -305,12 +347,6 @@ func setDeprecation(c *fiber.Ctx, d *routes.Deprecation) {
 // decision: the same answer as if the count had come first.
 func (g *Gateway) operation(op routes.Operation) fiber.Handler {
 	return func(c *fiber.Ctx) error {
-		if ambiguousPath(c.Path()) {
-			// The route matched the raw path; a service could resolve dot
-			// segments or encoded slashes to another resource than the one
-			// checked here, so such paths are refused like unknown ones.
-			return httpx.NotFound()
-		}
 		if op.Deprecation != nil {
 			setDeprecation(c, op.Deprecation)
 		}
@@ -444,8 +480,8 @@ func (g *Gateway) boundary(c *fiber.Ctx, op routes.Operation, grant *grants.Gran
 		}
 	}
 	for _, p := range op.OpaqueParams {
-		if v := c.Params(p); len(v) < 1 || len(v) > 255 {
-			return httpx.NotFound()
+		if v, _ := url.PathUnescape(c.Params(p)); utf8.RuneCountInString(v) > maxOpaqueID {
+			return httpx.BadRequest("%s must be at most %d characters.", p, maxOpaqueID)
 		}
 	}
 	rid := strings.ToLower(c.Params("restaurantId"))
@@ -484,17 +520,8 @@ func (g *Gateway) boundary(c *fiber.Ctx, op routes.Operation, grant *grants.Gran
 	return nil
 }
 
-// ambiguousPath reports dot segments and encoded slashes, backslashes or
-// dots, which different HTTP stacks resolve differently.
-func ambiguousPath(p string) bool {
-	for _, seg := range strings.Split(p, "/") {
-		if seg == "." || seg == ".." {
-			return true
-		}
-	}
-	lp := strings.ToLower(p)
-	return strings.Contains(lp, "%2f") || strings.Contains(lp, "%5c") || strings.Contains(lp, "%2e") || strings.Contains(p, "\\")
-}
+// maxOpaqueID is the longest opaque id the contract allows (e.g. orderId).
+const maxOpaqueID = 255
 
 func containsFold(list []string, v string) bool {
 	for _, x := range list {
