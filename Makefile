@@ -13,6 +13,9 @@ COMMANDS := ./gateway/cmd/gateway ./services/identity/cmd/identity ./services/id
 GOLANGCI_LINT_VERSION := v2.15.0
 TOOLS_BIN := $(CURDIR)/.cache/bin
 TEST_FLAGS ?= -race -count=1 -timeout 15m
+# Fuzz targets that make test runs for FUZZ_TIME each, as module:package:target.
+FUZZ_TARGETS := gateway:./internal/server:FuzzPartnerRoutes
+FUZZ_TIME ?= 20s
 BENCH ?= .
 BENCH_TIME ?= 2s
 
@@ -42,6 +45,15 @@ test-modules: ## (inner) Test each module alone with GOWORK=off; expects TEST_DA
 	@for m in $(MODULES); do \
 	  echo "== $$m: build, vet, test"; \
 	  (cd $$m && GOWORK=off go build ./... && GOWORK=off go vet ./... && GOWORK=off go test $(TEST_FLAGS) ./...) || exit 1; \
+	done
+	@$(MAKE) --no-print-directory fuzz
+
+.PHONY: fuzz
+fuzz: ## (inner) Run each fuzz target for FUZZ_TIME; a failing input is saved under the package's testdata/fuzz
+	@for f in $(FUZZ_TARGETS); do \
+	  IFS=: read -r m p n <<< "$$f"; \
+	  echo "== $$m: fuzz $$n for $(FUZZ_TIME)"; \
+	  (cd $$m && GOWORK=off go test -run '^$$' -fuzz "^$$n\$$" -fuzztime $(FUZZ_TIME) $$p) || exit 1; \
 	done
 
 .PHONY: bench

@@ -137,9 +137,9 @@ func isPlainASCII(s string) bool {
 
 func validText(s string) bool { return utf8.ValidString(s) && !strings.ContainsRune(s, 0) }
 
-// safeName is a parameter name that can be quoted back without echoing
-// arbitrary request bytes.
-var safeName = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_.\[\]-]{0,63}$`)
+// safeName is the shape of the API's query parameter names: only such a name
+// is quoted back, never arbitrary request bytes.
+var safeName = regexp.MustCompile(`^[a-z][a-z0-9_]{0,31}$`)
 
 func queryParamName(k []byte) string {
 	if safeName.Match(k) {

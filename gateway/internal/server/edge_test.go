@@ -12,31 +12,59 @@ import (
 	"time"
 )
 
-// rawRequest writes request bytes to the gateway as they are and reads one answer.
-func (g gw) rawRequest(t *testing.T, request string) response {
+// rawRequest writes request bytes to the gateway as they are, on a fresh
+// connection, and reads one answer.
+func (g gw) rawRequest(t testing.TB, request string) response {
 	t.Helper()
-	conn, err := net.Dial("tcp", strings.TrimPrefix(g.listen(t), "http://"))
-	if err != nil {
+	var c rawConn
+	defer c.close()
+	return c.send(t, g, request)
+}
+
+// rawConn sends raw requests over one kept-alive connection, dialling again
+// when the gateway closes it: a connection per request would run the machine
+// out of ports in a long fuzzing run.
+type rawConn struct {
+	conn net.Conn
+	br   *bufio.Reader
+}
+
+func (c *rawConn) send(t testing.TB, g gw, request string) response {
+	t.Helper()
+	if c.conn == nil {
+		conn, err := net.Dial("tcp", strings.TrimPrefix(g.listen(t), "http://"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.conn, c.br = conn, bufio.NewReader(conn)
+	}
+	_ = c.conn.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := io.WriteString(c.conn, request); err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close()
-	_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
-	if _, err := io.WriteString(conn, request); err != nil {
-		t.Fatal(err)
-	}
-	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	resp, err := http.ReadResponse(c.br, nil)
 	if err != nil {
 		t.Fatalf("%q: %v", request, err)
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
+	if resp.Close {
+		c.close()
+	}
 	r := response{status: resp.StatusCode, header: resp.Header, body: b}
 	_ = json.Unmarshal(b, &r.env)
 	return r
 }
 
+func (c *rawConn) close() {
+	if c.conn != nil {
+		_ = c.conn.Close()
+		c.conn = nil
+	}
+}
+
 // edgeHeaders checks what every answer of the gateway carries.
-func (r response) edgeHeaders(t *testing.T, what string) {
+func (r response) edgeHeaders(t testing.TB, what string) {
 	t.Helper()
 	if r.header.Get("X-Request-Id") == "" || r.env["request_id"] != r.header.Get("X-Request-Id") || r.header.Get("RateLimit-Policy") == "" {
 		t.Errorf("%s: edge headers or envelope missing: %d %v %s", what, r.status, r.header, r.body)
