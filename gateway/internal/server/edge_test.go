@@ -203,7 +203,7 @@ func TestMinorEdgeRules(t *testing.T) {
 	// The unauthenticated limit names its own policy.
 	g.do(t, "GET", "/.well-known/oauth-protected-resource", "", nil)
 	r = g.do(t, "GET", "/.well-known/oauth-protected-resource", "", nil)
-	if r.status != 429 || r.header.Get("RateLimit-Policy") != `"address";q=1;w=60` || !strings.HasPrefix(r.header.Get("RateLimit"), `"address";`) {
+	if r.status != 429 || r.header.Get("RateLimit-Policy") != `"partner";q=100000;w=60, "address";q=1;w=60` || !strings.HasPrefix(r.header.Get("RateLimit"), `"address";`) {
 		t.Errorf("unauthenticated 429: %d %v", r.status, r.header)
 	}
 }

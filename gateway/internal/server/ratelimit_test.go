@@ -93,7 +93,7 @@ func TestUnauthenticatedTrafficIsLimitedPerAddress(t *testing.T) {
 		}
 	}
 	r := g.do(t, "GET", "/oauth2/authorize", "", nil)
-	if r.status != 429 || r.code() != "rate_limited" || r.header.Get("Retry-After") == "" || r.header.Get("RateLimit-Policy") != `"address";q=3;w=60` {
+	if r.status != 429 || r.code() != "rate_limited" || r.header.Get("Retry-After") == "" || r.header.Get("RateLimit-Policy") != `"partner";q=100000;w=60, "address";q=3;w=60` {
 		t.Fatalf("%d %v %s", r.status, r.header, r.body)
 	}
 	// Invalid tokens count against the address too.

@@ -237,7 +237,9 @@ func (g *Gateway) countAddress(c *fiber.Ctx) error {
 	addr, _ := c.Locals(localsAddress).(string)
 	d := g.limiter.Allow(c.UserContext(), g.address, addr)
 	if !d.Allowed {
-		c.Set(HeaderRateLimitPolicy, g.address.PolicyHeader())
+		// The contract's partner policy stays first; the list also names
+		// the policy this answer counted against.
+		c.Set(HeaderRateLimitPolicy, g.partner.PolicyHeader()+", "+g.address.PolicyHeader())
 		c.Set(HeaderRateLimit, d.Header(g.address))
 		return rateLimited(c, d)
 	}
