@@ -28,9 +28,13 @@ const GODEBUG = "schedtrace=2147483647"
 // ShutdownTimeout bounds the whole shutdown sequence.
 const ShutdownTimeout = 20 * time.Second
 
-// Main runs run with a context cancelled on SIGINT or SIGTERM and exits 1 when
-// it returns an error.
+// Main sets the log level from LOG_LEVEL, runs run with a context cancelled
+// on SIGINT or SIGTERM, and exits 1 when it returns an error.
 func Main(run func(ctx context.Context, args []string) error) {
+	if err := SetLogLevel(os.Getenv("LOG_LEVEL")); err != nil {
+		fmt.Fprintln(os.Stderr, "error:", err)
+		os.Exit(1)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:])
 	stop()
