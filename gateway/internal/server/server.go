@@ -473,7 +473,7 @@ func effectiveScopes(tok *auth.Token, grant *grants.Grant) []string {
 }
 
 // boundary applies the restaurant and organization_id rules (docs/gateway.md,
-// "Gateway rules"). Anything outside the grant answers the same 404 as an
+// "Boundary"). Anything outside the grant answers the same 404 as an
 // unknown restaurant.
 func (g *Gateway) boundary(c *fiber.Ctx, op routes.Operation, grant *grants.Grant, ic *internalctx.Context) error {
 	for _, p := range op.UUIDParams {
