@@ -172,6 +172,9 @@ func (p *Pages) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ar, err := p.srv.NewAuthorizeRequest(ctx, r)
+	if err == nil {
+		err = oauth.CheckPKCE(ar.GetRequestForm())
+	}
 	if err != nil {
 		p.srv.WriteAuthorizeError(ctx, w, ar, err)
 		return

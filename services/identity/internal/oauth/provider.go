@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/url"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -197,6 +198,25 @@ func (s *Server) RevokeAccessTokenID(ctx context.Context, token, clientID string
 		return nil
 	}
 	return s.Store.RevokeAccessTokenID(ctx, c.GrantID, c.JTI, time.Unix(c.Expiry, 0))
+}
+
+// pkceChallenge is RFC 7636's code_challenge: 43 to 128 unreserved characters.
+var pkceChallenge = regexp.MustCompile(`^[A-Za-z0-9._~-]{43,128}$`)
+
+// CheckPKCE refuses an authorization request whose PKCE parameters could
+// never be satisfied, before the owner signs in: fosite itself looks at
+// them only when it issues the code.
+func CheckPKCE(form url.Values) error {
+	challenge, method := form.Get("code_challenge"), form.Get("code_challenge_method")
+	switch {
+	case challenge == "":
+		return fosite.ErrInvalidRequest.WithHint("Clients must include a code_challenge (PKCE S256).")
+	case method != "S256":
+		return fosite.ErrInvalidRequest.WithHint("The code_challenge_method must be S256.")
+	case !pkceChallenge.MatchString(challenge):
+		return fosite.ErrInvalidRequest.WithHint("The code_challenge must be 43 to 128 characters of A-Z, a-z, 0-9, '-', '.', '_' and '~'.")
+	}
+	return nil
 }
 
 // grantGuard runs after fosite's own checks at the token endpoint: the grant
