@@ -183,3 +183,35 @@ func TestPartnerCallsThroughTheGateway(t *testing.T) {
 		}
 	})
 }
+
+// TestRevokedAccessTokenIsRefusedByTheGateway revokes the demo token at
+// identity through the gateway's OAuth surface; the gateway must then
+// refuse it within the grant cache's lifetime (GRANT_CACHE_TTL, 5 s here).
+// It asks once a second, well inside the partner rate limit.
+func TestRevokedAccessTokenIsRefusedByTheGateway(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end: builds and starts every process")
+	}
+	sys := start(t)
+	if a := get(t, sys, "/v1/restaurants", sys.Token); a.status != 200 {
+		t.Fatalf("before revocation: %d %s", a.status, a.body)
+	}
+	form := url.Values{"token": {sys.Token}, "token_type_hint": {"access_token"}, "client_id": {seed.DemoClientID}}
+	resp, err := http.PostForm(sys.Gateway+"/oauth2/revoke", form)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("revoke: %d", resp.StatusCode)
+	}
+	var a answer
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(time.Second) {
+		if a = get(t, sys, "/v1/restaurants", sys.Token); a.status != 200 {
+			break
+		}
+	}
+	if a.status != 401 || !strings.Contains(a.header.Get("WWW-Authenticate"), `error="invalid_token"`) {
+		t.Fatalf("revoked token: %d %v %s", a.status, a.header, a.body)
+	}
+}

@@ -33,6 +33,10 @@ type Token struct {
 	GrantID  string
 	Scopes   []string
 	Expiry   time.Time
+	// ID (jti) and Family (fid) name the token in identity's list of revoked
+	// tokens; Family is empty in tokens issued before families were named.
+	ID     string
+	Family string
 }
 
 // HasScope reports whether the token carries scope.
@@ -133,6 +137,7 @@ type claims struct {
 	ClientID string `json:"client_id"`
 	Scope    string `json:"scope"`
 	GrantID  string `json:"gid"`
+	Family   string `json:"fid"`
 }
 
 func (v *Verifier) verify(ctx context.Context, raw string, now time.Time) (*Token, error) {
@@ -180,7 +185,8 @@ func (v *Verifier) verify(ctx context.Context, raw string, now time.Time) (*Toke
 	if c.Subject == "" || c.ClientID == "" || c.GrantID == "" {
 		return nil, invalid("The access token lacks sub, client_id or gid.")
 	}
-	return &Token{Subject: c.Subject, ClientID: c.ClientID, GrantID: c.GrantID, Scopes: strings.Fields(c.Scope), Expiry: c.Expiry.Time()}, nil
+	return &Token{Subject: c.Subject, ClientID: c.ClientID, GrantID: c.GrantID, Scopes: strings.Fields(c.Scope), Expiry: c.Expiry.Time(),
+		ID: c.ID, Family: c.Family}, nil
 }
 
 func (v *Verifier) remember(sum [32]byte, t *Token, now time.Time) {

@@ -158,3 +158,15 @@ func TestKeyUnavailable(t *testing.T) {
 		t.Errorf("got %v", err)
 	}
 }
+
+func TestTokenCarriesItsIDAndFamily(t *testing.T) {
+	keys := newKeys(t)
+	var fetches atomic.Int32
+	v := NewVerifier(Options{JWKSURL: jwks(t, keys, &fetches).URL, Issuer: "https://as", Audience: "https://api/v1"})
+	c := testClaims(time.Now().Add(time.Minute))
+	c["jti"], c["fid"] = "token-1", "family-1"
+	tok, err := v.Verify(context.Background(), sign(t, keys[0], c))
+	if err != nil || tok.ID != "token-1" || tok.Family != "family-1" {
+		t.Fatalf("%v %+v", err, tok)
+	}
+}

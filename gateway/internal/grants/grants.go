@@ -47,13 +47,25 @@ type Grant struct {
 	Boundary      string         `json:"boundary"`
 	Restaurants   []Restaurant   `json:"restaurants"`
 	Organizations []Organization `json:"organizations"`
+	// RevokedTokenFamilies and RevokedTokenIDs name access tokens of this
+	// grant that were revoked (their fid and jti claims) and may not have
+	// expired yet.
+	RevokedTokenFamilies []string `json:"revokedTokenFamilies"`
+	RevokedTokenIDs      []string `json:"revokedTokenIds"`
 
 	restaurants map[string]*Restaurant
+	revoked     map[string]bool
 }
 
 // Usable reports whether the grant still authorizes requests at now.
 func (g *Grant) Usable(now time.Time) bool {
 	return g.Status == "active" && g.ClientStatus == "approved" && now.Before(g.ExpiresAt)
+}
+
+// Revokes reports whether identity revoked the access token with id (jti)
+// in family (fid).
+func (g *Grant) Revokes(id, family string) bool {
+	return id != "" && g.revoked["jti:"+id] || family != "" && g.revoked["fid:"+family]
 }
 
 // HasScope reports whether the owner approved scope.
@@ -180,6 +192,13 @@ func (s *Store) fetch(ctx context.Context, who Caller) (*Grant, error) {
 	g.restaurants = make(map[string]*Restaurant, len(g.Restaurants))
 	for i := range g.Restaurants {
 		g.restaurants[strings.ToLower(g.Restaurants[i].RestaurantID)] = &g.Restaurants[i]
+	}
+	g.revoked = make(map[string]bool, len(g.RevokedTokenIDs)+len(g.RevokedTokenFamilies))
+	for _, id := range g.RevokedTokenIDs {
+		g.revoked["jti:"+id] = true
+	}
+	for _, f := range g.RevokedTokenFamilies {
+		g.revoked["fid:"+f] = true
 	}
 	return &g, nil
 }

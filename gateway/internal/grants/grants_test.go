@@ -68,3 +68,24 @@ func TestCachingSharingAndNegativeResults(t *testing.T) {
 		t.Errorf("identity down: %v", err)
 	}
 }
+
+func TestRevokedTokensOfAGrant(t *testing.T) {
+	keys, _ := internalctx.ParseKeys("k1:MDEyMzQ1Njc4OTAxMjM0NTY3ODkwMTIzNDU2Nzg5MDE=")
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = w.Write([]byte(`{"grantId":"g1","clientId":"c","userId":"u","clientStatus":"approved","status":"active","expiresAt":"2999-01-01T00:00:00Z",
+			"boundary":"restaurant","restaurants":[],"organizations":[],"revokedTokenFamilies":["f1"],"revokedTokenIds":["j1"]}`))
+	}))
+	defer srv.Close()
+	g, err := NewStore(srv.URL, keys, srv.Client(), time.Minute, time.Minute).Get(context.Background(), Caller{GrantID: "g1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		id, family string
+		want       bool
+	}{{"j1", "", true}, {"j2", "f1", true}, {"j2", "f2", false}, {"", "", false}, {"f1", "j1", false}} {
+		if got := g.Revokes(c.id, c.family); got != c.want {
+			t.Errorf("Revokes(%q, %q) = %v", c.id, c.family, got)
+		}
+	}
+}

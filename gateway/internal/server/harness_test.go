@@ -176,6 +176,7 @@ type tokenOpts struct {
 	alg      jose.SignatureAlgorithm
 	kid      string
 	sub      string
+	jti, fid string
 }
 
 func (id *identity) token(t testing.TB, o tokenOpts) string {
@@ -210,13 +211,19 @@ func (id *identity) token(t testing.TB, o tokenOpts) string {
 	if o.sub == "" {
 		o.sub = userID
 	}
+	if o.jti == "" {
+		o.jti = randomHex(8)
+	}
 	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: o.alg, Key: o.key}, (&jose.SignerOptions{}).WithType(jose.ContentType(o.typ)).WithHeader("kid", o.kid))
 	if err != nil {
 		t.Fatal(err)
 	}
 	now := time.Now()
 	claims := map[string]any{"iss": o.iss, "sub": o.sub, "aud": o.aud, "client_id": clientID, "scope": strings.Join(o.scopes, " "),
-		"jti": randomHex(8), "iat": now.Unix(), "exp": o.exp.Unix(), "gid": o.gid}
+		"jti": o.jti, "iat": now.Unix(), "exp": o.exp.Unix(), "gid": o.gid}
+	if o.fid != "" {
+		claims["fid"] = o.fid
+	}
 	raw, err := jwt.Signed(signer).Claims(claims).Serialize()
 	if err != nil {
 		t.Fatal(err)

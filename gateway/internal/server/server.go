@@ -418,6 +418,9 @@ func (g *Gateway) authorize(c *fiber.Ctx, op routes.Operation, tok *auth.Token) 
 	if grant.ClientID != tok.ClientID || grant.UserID != tok.Subject {
 		return nil, ic, g.invalidToken("The access token does not match its authorization.")
 	}
+	if grant.Revokes(tok.ID, tok.Family) {
+		return nil, ic, g.invalidToken("The access token was revoked; obtain a new one.")
+	}
 	needed := g.neededScopes(op, grant)
 	if !grant.Usable(g.now()) {
 		return nil, ic, g.insufficientScope(needed, DescriptionRevoked)

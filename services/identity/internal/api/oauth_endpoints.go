@@ -3,6 +3,7 @@ package api
 import (
 	"encoding/json"
 	"net/http"
+	"net/url"
 
 	"github.com/ory/fosite"
 
@@ -29,7 +30,27 @@ func (o oauthEndpoints) token(w http.ResponseWriter, r *http.Request) {
 
 func (o oauthEndpoints) revoke(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
-	o.srv.WriteRevocationResponse(ctx, w, o.srv.NewRevocationRequest(ctx, r))
+	err := o.srv.NewRevocationRequest(ctx, r)
+	if err == nil {
+		// fosite has authenticated the client; the token itself is also
+		// recorded, in case it is an access token a refresh superseded.
+		if err = o.srv.RevokeAccessTokenID(ctx, r.PostForm.Get("token"), requestClientID(r)); err != nil {
+			err = fosite.ErrTemporarilyUnavailable.WithWrap(err)
+		}
+	}
+	o.srv.WriteRevocationResponse(ctx, w, err)
+}
+
+// requestClientID is the client id a token or revocation request
+// authenticates as (HTTP Basic, or client_id in the form).
+func requestClientID(r *http.Request) string {
+	if id, _, ok := r.BasicAuth(); ok {
+		if u, err := url.QueryUnescape(id); err == nil {
+			return u
+		}
+		return id
+	}
+	return r.PostForm.Get("client_id")
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
@@ -104,5 +125,3 @@ func (o oauthEndpoints) metadata(w http.ResponseWriter, _ *http.Request) {
 		"authorization_response_iss_parameter_supported": false,
 	})
 }
-
-var _ = fosite.ErrInvalidRequest

@@ -21,6 +21,7 @@ import (
 	"partnerapi.dev/services/identity/internal/domain"
 	"partnerapi.dev/services/identity/internal/oauth"
 	"partnerapi.dev/services/identity/internal/password"
+	"partnerapi.dev/services/identity/internal/store"
 	"partnerapi.dev/services/identity/internal/web"
 )
 
@@ -31,6 +32,8 @@ const (
 	SignInWindow      = 15 * time.Minute
 	sessionCookie     = "identity_session"
 	sessionTTL        = 30 * time.Minute
+	// consentTTL is how long a consent page can be answered.
+	consentTTL = 10 * time.Minute
 )
 
 // browserSession is the signed cookie of the sign-in and consent pages.
@@ -116,6 +119,7 @@ type scopeLine struct{ Name, Words string }
 
 type pageData struct {
 	Title, ClientName, Action, CSRF, Error, Email string
+	ConsentID                                     string
 	UserName, UserEmail                           string
 	Scopes                                        []scopeLine
 	Restaurants                                   []domain.RestaurantOption
@@ -152,28 +156,12 @@ func (p *Pages) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p.fail(w, http.StatusBadRequest, "Invalid request", "The request could not be read.")
 		return
 	}
-	// Checks that must not redirect: an unknown, unapproved or suspended
-	// client, or a redirect URI that is not exactly registered.
-	client, err := p.srv.Store.Client(ctx, r.Form.Get("client_id"))
-	if errors.Is(err, domain.ErrNotFound) {
-		p.fail(w, http.StatusBadRequest, "Unknown partner application", "The partner application is not registered.")
+	if r.Method == http.MethodPost && r.PostForm.Get("action") == "consent" {
+		p.decide(ctx, w, r)
 		return
 	}
-	if err != nil {
-		p.fail(w, http.StatusServiceUnavailable, "Try again later", "The service is temporarily unavailable.")
-		return
-	}
-	if client.Status != domain.ClientApproved {
-		p.fail(w, http.StatusBadRequest, "Partner application not available", "This partner application is not approved or has been suspended, so it cannot ask for access.")
-		return
-	}
-	if ru := r.Form.Get("redirect_uri"); ru != "" && !slices.Contains(client.RedirectURIs, ru) {
-		p.fail(w, http.StatusBadRequest, "Invalid redirect", "The redirect address does not match one registered for this partner application.")
-		return
-	}
-	ar, err := p.srv.NewAuthorizeRequest(ctx, r)
-	if err != nil {
-		p.srv.WriteAuthorizeError(ctx, w, ar, err)
+	client, ar, ok := p.authorizeRequest(ctx, w, r)
+	if !ok {
 		return
 	}
 	sess, ok := p.readSession(r)
@@ -191,15 +179,9 @@ func (p *Pages) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			p.render(w, http.StatusForbidden, "signin", d)
 			return
 		}
-		switch r.PostForm.Get("action") {
-		case "signin":
+		if r.PostForm.Get("action") == "signin" {
 			p.signIn(ctx, w, r, sess, d)
 			return
-		case "consent":
-			if sess.UserID != "" {
-				p.consent(ctx, w, r, ar, sess, client, d)
-				return
-			}
 		}
 	}
 	p.writeSession(w, sess)
@@ -208,6 +190,39 @@ func (p *Pages) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p.showConsent(ctx, w, ar, sess, client, d, "", http.StatusOK)
+}
+
+// authorizeRequest checks the client and redirect URI (an unknown,
+// unapproved or suspended client, or a redirect URI that is not exactly
+// registered, gets the error page, never a redirect), then parses the
+// authorization request; anything else wrong is answered on the redirect.
+func (p *Pages) authorizeRequest(ctx context.Context, w http.ResponseWriter, r *http.Request) (domain.PartnerClient, fosite.AuthorizeRequester, bool) {
+	client, err := p.srv.Store.Client(ctx, r.Form.Get("client_id"))
+	if errors.Is(err, domain.ErrNotFound) {
+		p.fail(w, http.StatusBadRequest, "Unknown partner application", "The partner application is not registered.")
+		return client, nil, false
+	}
+	if err != nil {
+		p.fail(w, http.StatusServiceUnavailable, "Try again later", "The service is temporarily unavailable.")
+		return client, nil, false
+	}
+	if client.Status != domain.ClientApproved {
+		p.fail(w, http.StatusBadRequest, "Partner application not available", "This partner application is not approved or has been suspended, so it cannot ask for access.")
+		return client, nil, false
+	}
+	if ru := r.Form.Get("redirect_uri"); ru != "" && !slices.Contains(client.RedirectURIs, ru) {
+		p.fail(w, http.StatusBadRequest, "Invalid redirect", "The redirect address does not match one registered for this partner application.")
+		return client, nil, false
+	}
+	ar, err := p.srv.NewAuthorizeRequest(ctx, r)
+	if err == nil {
+		err = oauth.CheckPKCE(ar.GetRequestForm())
+	}
+	if err != nil {
+		p.srv.WriteAuthorizeError(ctx, w, ar, err)
+		return client, nil, false
+	}
+	return client, ar, true
 }
 
 func (p *Pages) signIn(ctx context.Context, w http.ResponseWriter, r *http.Request, sess browserSession, d pageData) {
@@ -282,13 +297,87 @@ func (p *Pages) showConsent(ctx context.Context, w http.ResponseWriter, ar fosit
 	d.UserName, d.UserEmail = u.Name, u.Email
 	d.Restaurants, d.Organizations = opts.Restaurants, opts.Organizations
 	d.Error = msg
-	for _, s := range p.requestedScopes(ar, client) {
+	rec := store.ConsentRequest{ID: newConsentID(), SessionHash: p.consentKey(sess), UserID: u.ID, ClientID: client.ClientID,
+		Params: map[string]string{}, Scopes: p.requestedScopes(ar, client), RestaurantIDs: []string{}, OrganizationIDs: []string{},
+		ExpiresAt: time.Now().Add(consentTTL)}
+	for _, k := range authorizeParams {
+		if v := ar.GetRequestForm().Get(k); v != "" {
+			rec.Params[k] = v
+		}
+	}
+	for _, r := range opts.Restaurants {
+		rec.RestaurantIDs = append(rec.RestaurantIDs, r.ID)
+	}
+	for _, o := range opts.Organizations {
+		rec.OrganizationIDs = append(rec.OrganizationIDs, o.ID)
+	}
+	if err := p.srv.Store.SaveConsentRequest(ctx, rec); err != nil {
+		slog.Error("save consent request", "error", err)
+		p.fail(w, http.StatusServiceUnavailable, "Try again later", "The service is temporarily unavailable.")
+		return
+	}
+	// The form names only the recorded request: what it approves cannot be
+	// changed by editing the form or its action.
+	d.Action, d.ConsentID = "/oauth2/authorize", rec.ID
+	for _, s := range rec.Scopes {
 		d.Scopes = append(d.Scopes, scopeLine{Name: s, Words: domain.ScopeWords(s)})
 	}
 	p.render(w, status, "consent", d)
 }
 
-func (p *Pages) consent(ctx context.Context, w http.ResponseWriter, r *http.Request, ar fosite.AuthorizeRequester, sess browserSession, client domain.PartnerClient, d pageData) {
+func newConsentID() string {
+	b := make([]byte, 24)
+	_, _ = rand.Read(b)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// consentKey binds a consent request to the browser session that saw it.
+func (p *Pages) consentKey(s browserSession) string { return p.sign([]byte("consent:" + s.SID)) }
+
+// decide answers a consent form: it takes the recorded request the page
+// showed (once, in the same signed-in session) and approves or denies
+// exactly that request.
+func (p *Pages) decide(ctx context.Context, w http.ResponseWriter, r *http.Request) {
+	sess, ok := p.readSession(r)
+	if !ok || sess.UserID == "" || !hmac.Equal([]byte(r.PostForm.Get("csrf_token")), []byte(p.csrf(sess))) {
+		p.writeSession(w, browserSession{SID: newSID()})
+		p.fail(w, http.StatusForbidden, "Session expired", "Your session expired. Start again from the partner's application.")
+		return
+	}
+	rec, err := p.srv.Store.TakeConsentRequest(ctx, r.PostForm.Get("consent_id"), p.consentKey(sess), sess.UserID)
+	if errors.Is(err, domain.ErrNotFound) {
+		p.fail(w, http.StatusBadRequest, "Approval no longer valid", "This approval page was already answered or has expired. Start again from the partner's application.")
+		return
+	}
+	if err != nil {
+		slog.Error("take consent request", "error", err)
+		p.fail(w, http.StatusServiceUnavailable, "Try again later", "The service is temporarily unavailable.")
+		return
+	}
+	q := url.Values{}
+	for k, v := range rec.Params {
+		q.Set(k, v)
+	}
+	shown, err := http.NewRequestWithContext(ctx, http.MethodGet, "/oauth2/authorize?"+q.Encode(), nil)
+	if err == nil {
+		err = shown.ParseForm()
+	}
+	if err != nil {
+		p.fail(w, http.StatusBadRequest, "Invalid request", "The request could not be read.")
+		return
+	}
+	// The client may have been suspended, or its redirect URIs changed,
+	// since the page was shown.
+	client, ar, ok := p.authorizeRequest(ctx, w, shown)
+	if !ok {
+		return
+	}
+	p.consent(ctx, w, r, ar, rec, sess, client, pageData{ClientName: client.Name})
+}
+
+var errNotOffered = fosite.ErrInvalidRequest.WithHint("The choice is not one of those the consent page offered.")
+
+func (p *Pages) consent(ctx context.Context, w http.ResponseWriter, r *http.Request, ar fosite.AuthorizeRequester, rec store.ConsentRequest, sess browserSession, client domain.PartnerClient, d pageData) {
 	if r.PostForm.Get("decision") != "approve" {
 		p.srv.WriteAuthorizeError(ctx, w, ar, fosite.ErrAccessDenied.WithHint("The owner denied the request."))
 		return
@@ -301,14 +390,24 @@ func (p *Pages) consent(ctx context.Context, w http.ResponseWriter, r *http.Requ
 		p.showConsent(ctx, w, ar, sess, client, d, "Choose either one restaurant or one or more organizations, not both.", http.StatusBadRequest)
 		return
 	case restaurant != "":
+		if !slices.Contains(rec.RestaurantIDs, restaurant) {
+			p.srv.WriteAuthorizeError(ctx, w, ar, errNotOffered)
+			return
+		}
 		g.Boundary, g.RestaurantID = domain.BoundaryRestaurant, restaurant
 	case len(orgs) > 0:
+		for _, o := range orgs {
+			if !slices.Contains(rec.OrganizationIDs, o) {
+				p.srv.WriteAuthorizeError(ctx, w, ar, errNotOffered)
+				return
+			}
+		}
 		g.Boundary, g.OrganizationIDs = domain.BoundaryOrganization, orgs
 	default:
 		p.showConsent(ctx, w, ar, sess, client, d, "Choose a restaurant or at least one organization to approve.", http.StatusBadRequest)
 		return
 	}
-	g.Scopes = domain.ApprovedScopes(ar.GetRequestedScopes(), client.AllowedScopes, g.Boundary)
+	g.Scopes = domain.ApprovedScopes(rec.Scopes, client.AllowedScopes, g.Boundary)
 	if len(g.Scopes) == 0 {
 		p.srv.WriteAuthorizeError(ctx, w, ar, fosite.ErrInvalidScope.WithHint("None of the requested scopes can be approved for this choice."))
 		return

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/url"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -106,6 +107,10 @@ type AccessClaims struct {
 	IssuedAt int64  `json:"iat"`
 	Expiry   int64  `json:"exp"`
 	GrantID  string `json:"gid"`
+	// Family is the token family (fosite's request id, shared by the code,
+	// its refresh chain and their access tokens), so the gateway can refuse
+	// every access token of a revoked family.
+	Family string `json:"fid"`
 }
 
 // AccessTokenSignature is the JWT's signature part.
@@ -140,6 +145,7 @@ func (s *Strategy) GenerateAccessToken(ctx context.Context, r fosite.Requester) 
 	claims := AccessClaims{
 		Issuer: s.settings.Issuer, Subject: sess.Subject, Audience: s.settings.Audience, ClientID: r.GetClient().GetID(),
 		Scope: strings.Join(r.GetGrantedScopes(), " "), JTI: uuid.NewString(), IssuedAt: now.Unix(), Expiry: exp.Unix(), GrantID: sess.GrantID,
+		Family: r.GetID(),
 	}
 	token, err := jwt.Signed(signer).Claims(claims).Serialize()
 	if err != nil {
@@ -180,6 +186,37 @@ func (s *Strategy) Verify(ctx context.Context, token string) (AccessClaims, erro
 		return c, fosite.ErrTokenExpired
 	}
 	return c, nil
+}
+
+// RevokeAccessTokenID records the jti of token as revoked when it is an
+// unexpired access token issued here to clientID. An access token that a
+// refresh superseded is no longer active in fosite's storage, so fosite's
+// own revocation does not reach it.
+func (s *Server) RevokeAccessTokenID(ctx context.Context, token, clientID string) error {
+	c, err := (&Strategy{keys: s.Keys, settings: s.Settings}).Verify(ctx, token)
+	if err != nil || c.ClientID != clientID || c.JTI == "" || c.GrantID == "" {
+		return nil
+	}
+	return s.Store.RevokeAccessTokenID(ctx, c.GrantID, c.JTI, time.Unix(c.Expiry, 0))
+}
+
+// pkceChallenge is RFC 7636's code_challenge: 43 to 128 unreserved characters.
+var pkceChallenge = regexp.MustCompile(`^[A-Za-z0-9._~-]{43,128}$`)
+
+// CheckPKCE refuses an authorization request whose PKCE parameters could
+// never be satisfied, before the owner signs in: fosite itself looks at
+// them only when it issues the code.
+func CheckPKCE(form url.Values) error {
+	challenge, method := form.Get("code_challenge"), form.Get("code_challenge_method")
+	switch {
+	case challenge == "":
+		return fosite.ErrInvalidRequest.WithHint("Clients must include a code_challenge (PKCE S256).")
+	case method != "S256":
+		return fosite.ErrInvalidRequest.WithHint("The code_challenge_method must be S256.")
+	case !pkceChallenge.MatchString(challenge):
+		return fosite.ErrInvalidRequest.WithHint("The code_challenge must be 43 to 128 characters of A-Z, a-z, 0-9, '-', '.', '_' and '~'.")
+	}
+	return nil
 }
 
 // grantGuard runs after fosite's own checks at the token endpoint: the grant

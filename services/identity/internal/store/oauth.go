@@ -292,7 +292,7 @@ func (s *Store) RotateRefreshToken(ctx context.Context, requestID, signature str
 	if res.RowsAffected == 0 {
 		return fosite.ErrSerializationFailure
 	}
-	return s.RevokeAccessToken(ctx, requestID)
+	return s.deactivateAccess(ctx, requestID)
 }
 
 // RevokeRefreshToken implements oauth2.TokenRevocationStorage for the whole
@@ -307,8 +307,59 @@ func (s *Store) RevokeRefreshTokenMaybeGracePeriod(ctx context.Context, requestI
 }
 
 // RevokeAccessToken implements oauth2.TokenRevocationStorage for the family.
+// fosite calls it for a reused code, a reused refresh token and
+// POST /oauth2/revoke. The family is also recorded for the gateway, which
+// verifies access tokens without asking identity.
 func (s *Store) RevokeAccessToken(ctx context.Context, requestID string) error {
+	if err := s.deactivateAccess(ctx, requestID); err != nil {
+		return err
+	}
+	now := s.now()
+	return s.conn(ctx).Exec(`INSERT INTO token_revocations (grant_id, kind, value, valid_until)
+		SELECT grant_id, 'family', request_id, max(expires_at) + make_interval(secs => ?)
+		FROM oauth_tokens WHERE request_id = ? AND kind = 'access' AND grant_id IS NOT NULL AND expires_at > ?
+		GROUP BY grant_id, request_id
+		ON CONFLICT (grant_id, kind, value) DO UPDATE SET valid_until = greatest(token_revocations.valid_until, excluded.valid_until)`,
+		RevocationMargin.Seconds(), requestID, now.Add(-RevocationMargin)).Error
+}
+
+// deactivateAccess ends the family's access tokens for introspection only:
+// a rotation supersedes them, but those already handed out keep working at
+// the gateway until they expire.
+func (s *Store) deactivateAccess(ctx context.Context, requestID string) error {
 	return s.conn(ctx).Exec(`UPDATE oauth_tokens SET active = false WHERE request_id = ? AND kind = 'access' AND active`, requestID).Error
+}
+
+// RevocationMargin keeps a revocation listed past the expiry of the last
+// token it names, covering the gateway's clock leeway on exp.
+const RevocationMargin = time.Minute
+
+// RevokeAccessTokenID records one revoked access token (its jti) that
+// expires at exp.
+func (s *Store) RevokeAccessTokenID(ctx context.Context, grantID, jti string, exp time.Time) error {
+	until := exp.Add(RevocationMargin)
+	if !until.After(s.now()) {
+		return nil
+	}
+	return s.conn(ctx).Exec(`INSERT INTO token_revocations (grant_id, kind, value, valid_until) VALUES (?, 'jti', ?, ?)
+		ON CONFLICT (grant_id, kind, value) DO UPDATE SET valid_until = greatest(token_revocations.valid_until, excluded.valid_until)`,
+		grantID, jti, until).Error
+}
+
+// Revocations lists a grant's revoked token families and access token ids
+// that may still name an unexpired token.
+func (s *Store) Revocations(ctx context.Context, grantID string) (families, ids []string, err error) {
+	var rows []struct{ Kind, Value string }
+	err = s.conn(ctx).Raw(`SELECT kind, value FROM token_revocations WHERE grant_id = ? AND valid_until > ? ORDER BY created_at, value`, grantID, s.now()).Scan(&rows).Error
+	families, ids = []string{}, []string{}
+	for _, r := range rows {
+		if r.Kind == "family" {
+			families = append(families, r.Value)
+		} else {
+			ids = append(ids, r.Value)
+		}
+	}
+	return families, ids, err
 }
 
 // FamilyActive reports whether any token of a family is still active (tests
@@ -319,8 +370,24 @@ func (s *Store) FamilyActive(ctx context.Context, requestID string) (bool, error
 	return n > 0, err
 }
 
-// PurgeExpired deletes token rows that expired more than a day ago.
+// PurgeExpired deletes token rows that expired more than a day ago, and
+// revocations and consent requests that can no longer matter.
 func (s *Store) PurgeExpired(ctx context.Context) (int64, error) {
-	res := s.conn(ctx).Exec(`DELETE FROM oauth_tokens WHERE expires_at < ?`, s.now().Add(-24*time.Hour))
-	return res.RowsAffected, res.Error
+	now := s.now()
+	var n int64
+	for _, q := range []struct {
+		sql string
+		at  time.Time
+	}{
+		{`DELETE FROM oauth_tokens WHERE expires_at < ?`, now.Add(-24 * time.Hour)},
+		{`DELETE FROM token_revocations WHERE valid_until < ?`, now},
+		{`DELETE FROM consent_requests WHERE expires_at < ?`, now},
+	} {
+		res := s.conn(ctx).Exec(q.sql, q.at)
+		if res.Error != nil {
+			return n, res.Error
+		}
+		n += res.RowsAffected
+	}
+	return n, nil
 }

@@ -242,6 +242,10 @@ type InternalGrant struct {
 	Boundary      domain.Boundary      `json:"boundary"`
 	Restaurants   []InternalRestaurant `json:"restaurants"`
 	Organizations []InternalOrg        `json:"organizations"`
+	// RevokedTokenFamilies and RevokedTokenIDs name revoked access tokens
+	// (their fid and jti claims) that may not have expired yet.
+	RevokedTokenFamilies []string `json:"revokedTokenFamilies"`
+	RevokedTokenIDs      []string `json:"revokedTokenIds"`
 }
 
 // InternalRestaurant carries a covered restaurant's current settings.
@@ -260,8 +264,9 @@ type InternalOrg struct {
 	RestaurantIDs  []string `json:"restaurantIds"`
 }
 
-// InternalGrantView builds the gateway's view in two queries (grant with
-// client, covered restaurants) plus one for organization grants.
+// InternalGrantView builds the gateway's view in three queries (grant with
+// client, covered restaurants, revoked tokens) plus one for organization
+// grants.
 func (s *Store) InternalGrantView(ctx context.Context, grantID string) (InternalGrant, error) {
 	g, clientStatus, err := s.Grant(ctx, grantID)
 	if err != nil {
@@ -276,6 +281,9 @@ func (s *Store) InternalGrantView(ctx context.Context, grantID string) (Internal
 		Restaurants: []InternalRestaurant{}, Organizations: []InternalOrg{}}
 	if out.Scopes == nil {
 		out.Scopes = []string{}
+	}
+	if out.RevokedTokenFamilies, out.RevokedTokenIDs, err = s.Revocations(ctx, g.ID); err != nil {
+		return out, err
 	}
 	idx := map[string]int{}
 	orgIdx := map[string]int{}
