@@ -90,3 +90,56 @@ func TestImportIntoEmptySchemaIsAllOrNothing(t *testing.T) {
 		t.Fatalf("%d orders and %d indexes after a failed import; want 0 and 17", n, indexes)
 	}
 }
+
+// The import refuses exactly what the ingestion endpoint refuses, with the
+// same message, into an empty schema and into one that holds orders.
+func TestImportAppliesTheRecordRules(t *testing.T) {
+	url := testenv.NewDatabase(t, "empty", func(context.Context, string) error { return nil })
+	t.Setenv("DATABASE_URL", url)
+	dir := t.TempDir()
+	ctx := context.Background()
+	bad := []struct{ line, want string }{
+		{strings.Replace(line("x", "paid"), `"quantity":1`, `"quantity":-1`, 1), "line 3: lines[0].quantity: must be ≥ 0"},
+		{strings.Replace(line("x", "paid"), `"Soup"`, `"So\u0000up"`, 1), "line 3: lines[0].name: must be valid UTF-8 text without NUL characters"},
+		{strings.Replace(line("x", "paid"), `"Soup"`, "\"So\xffup\"", 1), "line 3: lines[0].name: must be valid UTF-8 text without NUL characters"},
+		{strings.Replace(line("x", "paid"), `"snapshot"`, `"guess"`, 1), "line 3: lines[0].taxEvidence: must be one of snapshot, legacy, unknown"},
+		{line("x", "paid") + ` {}`, "line 3: unexpected data after the JSON object"},
+	}
+	db, err := sql.Open("pgx", url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	count := func() (all, later int) {
+		if err := db.QueryRow(`SELECT count(*), count(*) FILTER (WHERE order_id IN ('x', 'c')) FROM orders.orders`).Scan(&all, &later); err != nil {
+			t.Fatal(err)
+		}
+		return all, later
+	}
+	for _, existing := range []int{0, 1} {
+		for i, c := range bad {
+			p := filepath.Join(dir, fmt.Sprintf("%d-%d.ndjson", existing, i))
+			if err := os.WriteFile(p, []byte(strings.Join([]string{line("a", "paid"), line("b", "paid"), c.line, line("c", "paid")}, "\n")), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			err := run(ctx, []string{"import", "--batch", "2", "--file", p})
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("want %q, got %v", c.want, err)
+			}
+			// Into an empty schema nothing stays; into one with orders the
+			// batches before the bad line do.
+			if all, later := count(); later != 0 || existing == 0 && all != 0 {
+				t.Fatalf("%d orders (%d from the bad line on) after a refused import", all, later)
+			}
+		}
+		if existing == 0 {
+			p := filepath.Join(dir, "one.ndjson")
+			if err := os.WriteFile(p, []byte(line("z", "paid")), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if err := run(ctx, []string{"import", "--file", p}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}

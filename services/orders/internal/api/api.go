@@ -13,7 +13,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/gofiber/fiber/v2"
 	"partnerapi.dev/pkg/cursor"
@@ -140,8 +139,11 @@ func (h *Handlers) details(c *fiber.Ctx) error {
 		return mapError(err, false)
 	}
 	orderID, err := url.PathUnescape(c.Params("orderId"))
-	if err != nil || orderID == "" || utf8.RuneCountInString(orderID) > domain.MaxOrderIDLength {
-		return httpx.BadRequest("orderId must be 1 to %d characters.", domain.MaxOrderIDLength)
+	if err != nil {
+		return httpx.BadRequest("orderId is not a valid path segment.")
+	}
+	if err := domain.OrderIDParam(orderID); err != nil {
+		return mapError(err, false)
 	}
 	q, err := url.ParseQuery(string(c.Request().URI().QueryString()))
 	if err != nil {

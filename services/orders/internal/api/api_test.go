@@ -517,3 +517,93 @@ func TestItemNameOverManyOrders(t *testing.T) {
 		t.Fatalf("another restaurant's item: %v", got)
 	}
 }
+
+// Bad records are refused with 400 invalid_request naming the line and the
+// field, and the request stores nothing.
+func TestIngestionRefusesBadRecords(t *testing.T) {
+	e := newEnv(t)
+	at := hel(2026, 3, 11, 12, 0)
+	good := ndjson(order(helsinki, "n1", at))
+	line := func(opts ...func(rec)) string { return ndjson(order(helsinki, "n2", at, opts...)) }
+	firstLine := func(k string, v any) func(rec) {
+		return func(r rec) { r["lines"].([]any)[0].(map[string]any)[k] = v }
+	}
+	option := func(k string, v any) func(rec) {
+		return func(r rec) {
+			r["lines"].([]any)[0].(map[string]any)["selectedOptions"].([]any)[0].(map[string]any)[k] = v
+		}
+	}
+	vatRow := func(k string, v any) func(rec) {
+		return func(r rec) { r["vatRows"].([]any)[1].(map[string]any)[k] = v }
+	}
+	payment := func(k string, v any) func(rec) {
+		return func(r rec) { r["paymentReferences"].([]any)[0].(map[string]any)[k] = v }
+	}
+	refunded := set("refundedItems", []any{map[string]any{"lineId": "n2-l1", "catalogItemId": nil, "name": "Salmon Soup",
+		"quantity": -1, "amountMinor": 100, "refundedAt": "2026-03-12T09:00:00Z"}})
+	cases := []struct{ body, want string }{
+		{good + strings.TrimSuffix(line(), "\n") + ` {"orderId":"n3"}` + "\n", "line 2: unexpected data after the JSON object"},
+		{good + line(firstLine("taxEvidence", "guess")), "line 2: lines[0].taxEvidence: must be one of snapshot, legacy, unknown"},
+		{good + strings.Replace(line(), "Salmon Soup", "Salmon \xff Soup", 1), "line 2: lines[0].name: must be valid UTF-8 text without NUL characters"},
+		{good + line(firstLine("name", "Salmon\x00Soup")), "line 2: lines[0].name: must be valid UTF-8 text without NUL characters"},
+		{good + line(set("orderId", "n\x002")), "line 2: orderId: must be valid UTF-8 text without NUL characters"},
+		{good + line(payment("transactionId", "tx\x00")), "line 2: paymentReferences[0].transactionId: must be valid UTF-8"},
+		{good + line(firstLine("quantity", -1)), "line 2: lines[0].quantity: must be ≥ 0"},
+		{good + line(firstLine("unitPriceMinor", -1680)), "line 2: lines[0].unitPriceMinor: must be ≥ 0"},
+		{good + line(option("quantity", -1)), "line 2: lines[0].selectedOptions[0].quantity: must be ≥ 0"},
+		{good + line(vatRow("vatAmountMinor", -137)), "line 2: vatRows[1].vatAmountMinor: must be ≥ 0"},
+		{good + line(payment("recordedAmountMinor", -2480)), "line 2: paymentReferences[0].recordedAmountMinor: must be ≥ 0"},
+		{good + line(refunded), "line 2: refundedItems[0].quantity: must be ≥ 0"},
+		{good + line(firstLine("quantity", 1<<40)), "line 2: lines[0].quantity: must be ≤ 2147483647"},
+	}
+	for _, c := range cases {
+		t.Run(c.want, func(t *testing.T) {
+			status, raw := e.ingestRaw(c.body)
+			var body map[string]any
+			_ = json.Unmarshal(raw, &body)
+			if status != http.StatusBadRequest || body["error"] != "invalid_request" || !strings.HasPrefix(body["message"].(string), c.want) {
+				t.Fatalf("want 400 invalid_request %q, got %d %s", c.want, status, raw)
+			}
+			if status, _ := e.get(base+"/n1", helsinki); status != http.StatusNotFound {
+				t.Fatal("a refused request stored its valid line")
+			}
+		})
+	}
+}
+
+// Text that the database cannot hold is refused, naming the parameter,
+// before any query; so are integers out of range and long date spans,
+// with what was wrong.
+func TestSearchAndDetailsRefuseInvalidText(t *testing.T) {
+	e := newEnv(t)
+	const dates = "start_date=2026-03-10&end_date=2026-03-12&"
+	for _, c := range []struct{ path, want string }{
+		{"?order_id=a%00b", "order_id must be valid UTF-8 text without NUL characters."},
+		{"?order_id=%ff%fe", "order_id must be valid UTF-8"},
+		{"?order_id=%c3%28", "order_id must be valid UTF-8"},
+		{"?order_id=%ed%a0%80", "order_id must be valid UTF-8"},
+		{"?order_id=%c0%af", "order_id must be valid UTF-8"},
+		{"?" + dates + "receipt_reference=%00", "receipt_reference must be valid UTF-8"},
+		{"?" + dates + "item_name=%ff", "item_name must be valid UTF-8"},
+		{"/a%00b", "orderId must be valid UTF-8 text without NUL characters."},
+		{"/%ff%fe", "orderId must be valid UTF-8"},
+		{"/%c3%28", "orderId must be valid UTF-8"},
+		{"/%ed%a0%80", "orderId must be valid UTF-8"},
+		{"/%c0%af", "orderId must be valid UTF-8"},
+		{"/" + strings.Repeat("z", 256), "orderId must be 1 to 255 characters."},
+		{"/" + strings.Repeat("%C3%A9", 256), "orderId must be 1 to 255 characters."},
+		{"?limit=99999999999999999999", "limit is out of range: it must be an integer from 1 to 20."},
+		{"?" + dates + "restaurant_order_number=99999999999999999999", "restaurant_order_number is out of range: it must be an integer from 1 to 9223372036854775807."},
+		{"?" + dates + "min_total_minor=9223372036854775808", "min_total_minor is out of range"},
+		{"?" + dates + "max_total_minor=99999999999999999999", "max_total_minor is out of range"},
+		{"?start_date=0001-01-01&end_date=9999-12-31", "The date range covers 3652059 days; it may cover at most 31 days"},
+	} {
+		status, body := e.get(base+c.path, helsinki)
+		if msg, _ := body["message"].(string); status != http.StatusBadRequest || body["error"] != "invalid_request" || !strings.HasPrefix(msg, c.want) {
+			t.Fatalf("%s: want 400 %q, got %d %v", c.path, c.want, status, body)
+		}
+	}
+	if status, body := e.get(base+"/"+strings.Repeat("%C3%A9", 255), helsinki); status != http.StatusNotFound {
+		t.Fatalf("a 255-character id: %d %v", status, body)
+	}
+}

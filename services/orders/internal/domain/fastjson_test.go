@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 // A record with every field, as the seed generator writes it.
@@ -34,7 +35,8 @@ func fastJSONCases() []string {
 		"  \t" + strings.ReplaceAll(fullRecord, ",", " ,\n ") + " \r\n",
 		strings.ReplaceAll(fullRecord, ":", " : "),
 		`{}`, `[]`, `null`, ``, `{`, `{"orderId"}`, `{"orderId":}`, `{"orderId":"a",}`,
-		fullRecord + ` {"a":1}`, fullRecord + `}`,
+		fullRecord + ` {"a":1}`, fullRecord + `}`, fullRecord + ` x`, fullRecord + "\t\r\n ", fullRecord + fullRecord,
+		fullRecord + "\xff", "\xff" + fullRecord,
 	}
 	for _, rep := range [][2]string{
 		{`"Cinnamon Bun"`, `"Cinnamon \"Bun\""`},
@@ -42,6 +44,31 @@ func fastJSONCases() []string {
 		{`"Cinnamon Bun"`, "\"Cinnamon \xff Bun\""},
 		{`"Cinnamon Bun"`, "\"Cinnamon \x01 Bun\""},
 		{`"Cinnamon Bun"`, `"Kanelipulla ä 🍩"`},
+		{`"Cinnamon Bun"`, `"Cinnamon\u0000Bun"`},
+		{`"Cinnamon Bun"`, `"Cinnamon\ud800Bun"`},
+		{`"Cinnamon Bun"`, `"Cinnamon\udc00\ud800Bun"`},
+		{`"Cinnamon Bun"`, `"Cinnamon\ud800\u0041Bun"`},
+		{`"Cinnamon Bun"`, `"Cinnamon\ud83c\udf69Bun"`},
+		{`"Cinnamon Bun"`, `"Cinnamon\\ud800Bun"`},
+		{`"Cinnamon Bun"`, `"Cinnamon\ud8"`},
+		{`"Cinnamon Bun"`, "\"Cinnamon \xc3\x28 Bun\""},
+		{`"Cinnamon Bun"`, "\"Cinnamon \xed\xa0\x80 Bun\""},
+		{`"Cinnamon Bun"`, "\"Cinnamon \xc0\xaf Bun\""},
+		{`"Cinnamon Bun"`, "\"Cinnamon \xff\xfe\" Bun\""},
+		{`"Cinnamon Bun"`, "\"Cinnamon\x00Bun\""},
+		{`"orderId":"ord_f30130dc3f0f22cf8889a528"`, `"orderId":"ord\u0000"`},
+		{`"orderId":"ord_f30130dc3f0f22cf8889a528"`, "\"orderId\":\"ord\xff\""},
+		{`"orderType":"dine_in"`, "\"order\xffType\":\"dine_in\""},
+		{`"occurredAt":"2026-07-19T08:33:46.724Z"`, "\"occurredAt\":\"2026-07-19T08:33:46.724Z\xff\""},
+		{`"tableNumber":30`, "\"tableNumber\":30\xff"},
+		{`"taxEvidence":"legacy"`, `"taxEvidence":"guess"`},
+		{`"quantity":1,"unitPriceMinor":520`, `"quantity":-1,"unitPriceMinor":520`},
+		{`"quantity":1,"unitPriceMinor":520`, `"quantity":99999999999999999999,"unitPriceMinor":520`},
+		{`"quantity":1,"unitPriceMinor":520`, `"quantity":2147483648,"unitPriceMinor":520`},
+		{`"name":"Oat Milk","quantity":1`, `"name":"Oat Milk","quantity":-1`},
+		{`"netAmountMinor":1647`, `"netAmountMinor":-1647`},
+		{`"recordedAmountMinor":1870`, `"recordedAmountMinor":-1870`},
+		{`"transactionId":"wo_1"`, `"transactionId":"wo\u0000"`},
 		{`"orderType":"dine_in"`, `"ordertype":"dine_in"`},
 		{`"orderType":"dine_in"`, `"orderType":"dine_in","orderType":"takeaway"`},
 		{`"tableNumber":30`, `"tableNumber":30,"extra":1`},
@@ -89,32 +116,37 @@ func fastJSONCases() []string {
 	return cases
 }
 
-// slowParse is the reference: encoding/json, then validation.
-func slowParse(line string) (Record, Order, error) {
-	decode := func() (Record, error) {
-		var rec Record
-		dec := json.NewDecoder(bytes.NewReader([]byte(line)))
-		dec.DisallowUnknownFields()
-		return rec, dec.Decode(&rec)
-	}
-	rec, err := decode()
+// slowParse is the reference: the encoding/json path, then validation.
+func slowParse(line string) (Order, error) {
+	rec, err := decodeRecord(line)
 	if err != nil {
-		return rec, Order{}, describeJSON(err)
+		return Order{}, err
 	}
-	again, _ := decode() // Order fills empty lists in its copy's lines
-	o, err := again.Order(map[string]*time.Location{})
-	return rec, o, err
+	return rec.Order(map[string]*time.Location{})
+}
+
+// plainDecode is encoding/json alone, as the slow path uses it.
+func plainDecode(line string) (Record, error) {
+	var rec Record
+	dec := json.NewDecoder(bytes.NewReader([]byte(line)))
+	dec.DisallowUnknownFields()
+	return rec, dec.Decode(&rec)
 }
 
 func checkFastDecode(t *testing.T, line string) {
 	t.Helper()
 	var d fastDecoder
 	var fast Record
-	ok := d.decode(line, &fast)
-	slowRec, slowOrder, slowErr := slowParse(line)
-	if ok && !reflect.DeepEqual(fast, slowRec) {
-		t.Fatalf("fast decoding differs for %s:\nfast %+v\nslow %+v", line, fast, slowRec)
+	if d.decode(line, &fast) {
+		plain, err := plainDecode(line)
+		if err != nil || !reflect.DeepEqual(fast, plain) {
+			t.Fatalf("fast decoding differs for %s:\nfast %+v\nslow %+v (%v)", line, fast, plain, err)
+		}
+		if !json.Valid([]byte(line)) {
+			t.Fatalf("fast decoding took a line encoding/json refuses: %s", line)
+		}
 	}
+	slowOrder, slowErr := slowParse(line)
 	o, err := parseRecord(line, map[string]*time.Location{}, &d)
 	if (err == nil) != (slowErr == nil) || (err != nil && err.Error() != slowErr.Error()) {
 		t.Fatalf("error differs for %s: %v, want %v", line, err, slowErr)
@@ -122,6 +154,43 @@ func checkFastDecode(t *testing.T, line string) {
 	if !reflect.DeepEqual(o, slowOrder) {
 		t.Fatalf("order differs for %s:\n%+v\n%+v", line, o, slowOrder)
 	}
+	if err != nil {
+		return
+	}
+	// What is accepted is one JSON value with text the database can hold.
+	if !json.Valid([]byte(line)) || !utf8.ValidString(line) {
+		t.Fatalf("accepted a line that is not exactly one valid JSON value: %q", line)
+	}
+	if s, ok := invalidString(reflect.ValueOf(o)); ok {
+		t.Fatalf("accepted text %q that the database cannot hold, from %q", s, line)
+	}
+}
+
+// invalidString finds a string that is not valid UTF-8 or holds NUL.
+func invalidString(v reflect.Value) (string, bool) {
+	switch v.Kind() {
+	case reflect.String:
+		return v.String(), !ValidText(v.String())
+	case reflect.Pointer:
+		if !v.IsNil() {
+			return invalidString(v.Elem())
+		}
+	case reflect.Struct:
+		for i := range v.NumField() {
+			if v.Type().Field(i).IsExported() {
+				if s, bad := invalidString(v.Field(i)); bad {
+					return s, true
+				}
+			}
+		}
+	case reflect.Slice:
+		for i := range v.Len() {
+			if s, bad := invalidString(v.Index(i)); bad {
+				return s, true
+			}
+		}
+	}
+	return "", false
 }
 
 // The reflection-free decoder accepts the plain records and gives exactly

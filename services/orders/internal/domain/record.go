@@ -7,7 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
+	"math"
+	"reflect"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -99,7 +100,8 @@ func isKey(s string) bool {
 
 // ParseRecords reads an NDJSON stream of records, calling fn with each order
 // (blank lines are skipped). An invalid line stops the read with an
-// *InvalidError whose Field is "line N: field".
+// *InvalidError whose Field is "line N: path" and whose Message is
+// "line N: path: rule".
 func ParseRecords(r io.Reader, fn func(line int, o Order) error) error {
 	br := bufio.NewReaderSize(r, 1<<20)
 	locs := map[string]*time.Location{}
@@ -108,11 +110,7 @@ func ParseRecords(r io.Reader, fn func(line int, o Order) error) error {
 		if len(bytes.TrimSpace(raw)) > 0 {
 			o, perr := ParseRecord(raw, locs)
 			if perr != nil {
-				var inv *InvalidError
-				if errors.As(perr, &inv) {
-					return &InvalidError{Field: fmt.Sprintf("line %d: %s", n, inv.Field), Message: fmt.Sprintf("line %d: %s", n, inv.Message)}
-				}
-				return perr
+				return onLine(n, perr)
 			}
 			if ferr := fn(n, o); ferr != nil {
 				return ferr
@@ -127,7 +125,21 @@ func ParseRecords(r io.Reader, fn func(line int, o Order) error) error {
 	}
 }
 
+// onLine prefixes a record's validation error with its line number.
+func onLine(n int, err error) error {
+	var inv *InvalidError
+	if !errors.As(err, &inv) {
+		return err
+	}
+	field := fmt.Sprintf("line %d", n)
+	if inv.Field != "" {
+		field += ": " + inv.Field
+	}
+	return &InvalidError{Field: field, Message: fmt.Sprintf("line %d: %s", n, inv.Message)}
+}
+
 // ParseRecord decodes and validates one record. locs caches loaded time zones.
+// The HTTP ingestion and the import both read records through it.
 func ParseRecord(raw []byte, locs map[string]*time.Location) (Order, error) {
 	return parseRecord(string(raw), locs, &fastDecoder{})
 }
@@ -137,14 +149,123 @@ func ParseRecord(raw []byte, locs map[string]*time.Location) (Order, error) {
 func parseRecord(line string, locs map[string]*time.Location, d *fastDecoder) (Order, error) {
 	var rec Record
 	if !d.decode(line, &rec) {
-		rec = Record{}
-		dec := json.NewDecoder(strings.NewReader(line))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&rec); err != nil {
-			return Order{}, describeJSON(err)
+		var err error
+		if rec, err = decodeRecord(line); err != nil {
+			return Order{}, err
 		}
 	}
 	return rec.Order(locs)
+}
+
+// decodeRecord decodes a line with encoding/json: exactly one JSON object
+// (only white space after it), no unknown field. encoding/json would turn
+// invalid UTF-8 and unpaired surrogate escapes into U+FFFD; they are
+// decoded as NUL instead, so the text rules refuse them naming the field.
+func decodeRecord(line string) (Record, error) {
+	marked, firstBad := markInvalidText(line)
+	var rec Record
+	dec := json.NewDecoder(strings.NewReader(marked))
+	dec.DisallowUnknownFields()
+	err := dec.Decode(&rec)
+	if err == nil {
+		if rest := marked[dec.InputOffset():]; strings.Trim(rest, " \t\r\n") != "" {
+			if firstBad >= 0 {
+				return Record{}, Invalid("", "not valid UTF-8 text (at byte %d)", firstBad)
+			}
+			at := int(dec.InputOffset()) + len(rest) - len(strings.TrimLeft(rest, " \t\r\n"))
+			return Record{}, Invalid("", "unexpected data after the JSON object (at byte %d); send one object per line", at)
+		}
+		return rec, nil
+	}
+	if firstBad >= 0 {
+		return Record{}, Invalid("", "not valid UTF-8 text (at byte %d)", firstBad)
+	}
+	return Record{}, describeJSON(err)
+}
+
+// markInvalidText rewrites, inside JSON strings, each invalid UTF-8
+// sequence and each unpaired surrogate escape as the escape \u0000. It
+// returns line unchanged and -1 when there is none, else the offset of the
+// first one in line.
+func markInvalidText(line string) (string, int) {
+	var b strings.Builder
+	firstBad, done := -1, 0
+	mark := func(from, to int) {
+		if firstBad < 0 {
+			firstBad = from
+			b.Grow(len(line) + 16)
+		}
+		b.WriteString(line[done:from])
+		b.WriteString(`\u0000`)
+		done = to
+	}
+	inString := false
+	for i := 0; i < len(line); {
+		c := line[i]
+		switch {
+		case c >= utf8.RuneSelf:
+			r, size := utf8.DecodeRuneInString(line[i:])
+			if r == utf8.RuneError && size == 1 && inString {
+				mark(i, i+1)
+			}
+			i += size
+		case !inString:
+			inString = c == '"'
+			i++
+		case c == '"':
+			inString = false
+			i++
+		case c == '\\' && i+1 < len(line) && line[i+1] == 'u':
+			hi, ok := hex4(line, i+2)
+			switch {
+			case !ok:
+				i += 2 // malformed: encoding/json reports it
+			case hi >= 0xD800 && hi < 0xDC00:
+				if lo, ok := hex4(line, i+8); ok && line[i+6] == '\\' && line[i+7] == 'u' && lo >= 0xDC00 && lo < 0xE000 {
+					i += 12
+				} else {
+					mark(i, i+6)
+					i += 6
+				}
+			case hi >= 0xDC00 && hi < 0xE000:
+				mark(i, i+6)
+				i += 6
+			default:
+				i += 6
+			}
+		case c == '\\':
+			i += 2
+		default:
+			i++
+		}
+	}
+	if firstBad < 0 {
+		return line, -1
+	}
+	b.WriteString(line[done:])
+	return b.String(), firstBad
+}
+
+// hex4 reads four hex digits at s[i:].
+func hex4(s string, i int) (rune, bool) {
+	if i+4 > len(s) {
+		return 0, false
+	}
+	var r rune
+	for _, c := range []byte(s[i : i+4]) {
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c -= 'a' - 10
+		case 'A' <= c && c <= 'F':
+			c -= 'A' - 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(c)
+	}
+	return r, true
 }
 
 func describeJSON(err error) *InvalidError {
@@ -152,130 +273,47 @@ func describeJSON(err error) *InvalidError {
 	var typeErr *json.UnmarshalTypeError
 	switch {
 	case errors.As(err, &syntax):
-		return Invalid("json", "not valid JSON (at byte %d)", syntax.Offset)
+		return Invalid("", "not valid JSON (at byte %d)", syntax.Offset)
+	case errors.As(err, &typeErr) && strings.HasPrefix(typeErr.Value, "number") && typeErr.Type.Kind() >= reflect.Int && typeErr.Type.Kind() <= reflect.Int64:
+		return Invalid(typeErr.Field, "%s: must be an integer from %d to %d", typeErr.Field, math.MinInt64, math.MaxInt64)
 	case errors.As(err, &typeErr):
-		return Invalid(typeErr.Field, "field %q has the wrong type (%s)", typeErr.Field, typeErr.Value)
+		return Invalid(typeErr.Field, "%s: has the wrong type (%s)", typeErr.Field, typeErr.Value)
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
 		f := strings.Trim(strings.TrimPrefix(err.Error(), "json: unknown field "), `"`)
-		return Invalid(f, "field %q is not part of the record format", f)
+		return Invalid(f, "%s: is not part of the record format", f)
 	case errors.Is(err, io.ErrUnexpectedEOF):
-		return Invalid("json", "the JSON ends early")
+		return Invalid("", "the JSON ends early")
 	}
 	// time and date parse errors
-	return Invalid("json", "a value is malformed: %s", strings.TrimPrefix(err.Error(), "json: "))
+	return Invalid("", "a value is malformed: %s", strings.TrimPrefix(err.Error(), "json: "))
 }
 
 // Order validates the record and computes what the service derives at
 // ingestion: business date, local minute, effective payment method.
 func (r Record) Order(locs map[string]*time.Location) (Order, error) {
-	if !isUUID(r.RestaurantID) {
-		return Order{}, Invalid("restaurantId", "restaurantId must be a UUID")
+	if field, rule := r.problem(); rule != "" {
+		return Order{}, Invalid(field, "%s: %s", field, rule)
 	}
 	loc, ok := locs[r.TimeZone]
 	if !ok {
 		var err error
-		if r.TimeZone == "" {
-			return Order{}, Invalid("timeZone", "timeZone is required (an IANA time-zone name)")
-		}
-		if loc, err = time.LoadLocation(r.TimeZone); err != nil {
-			return Order{}, Invalid("timeZone", "timeZone %q is not a known IANA time-zone name", r.TimeZone)
+		// "Local" would be the server's own zone.
+		if loc, err = time.LoadLocation(r.TimeZone); err != nil || r.TimeZone == "Local" {
+			return Order{}, Invalid("timeZone", "timeZone: %q is not a known IANA time-zone name", r.TimeZone)
 		}
 		if locs != nil {
 			locs[r.TimeZone] = loc
 		}
 	}
-	if r.DayStartHour == nil || *r.DayStartHour < 0 || *r.DayStartHour > 23 {
-		return Order{}, Invalid("dayStartHour", "dayStartHour is required, 0 to 23")
-	}
-	if !isUpperCode(r.Currency, 3) {
-		return Order{}, Invalid("currency", "currency must be a three-letter upper-case code")
-	}
-	if !isUpperCode(r.Country, 2) {
-		return Order{}, Invalid("country", "country must be a two-letter upper-case code")
-	}
-	if n := utf8.RuneCountInString(r.OrderID); n < 1 || n > MaxOrderIDLength {
-		return Order{}, Invalid("orderId", "orderId must be 1 to 255 characters")
-	}
-	if r.RestaurantOrderNumber < 1 {
-		return Order{}, Invalid("restaurantOrderNumber", "restaurantOrderNumber must be 1 or more")
-	}
-	if r.ReceiptHash == "" || len(r.ReceiptHash) > 255 {
-		return Order{}, Invalid("receiptHash", "receiptHash must be 1 to 255 characters")
-	}
-	if r.OccurredAt == nil {
-		return Order{}, Invalid("occurredAt", "occurredAt is required (RFC 3339 timestamp)")
-	}
-	if !isKey(r.OrderType) {
-		return Order{}, Invalid("orderType", "orderType is required, e.g. dine_in or takeaway")
-	}
-	if r.TableNumber != nil && *r.TableNumber < 0 {
-		return Order{}, Invalid("tableNumber", "tableNumber must be 0 or more, or null")
-	}
-	if !slices.Contains([]string{StatusPaid, StatusPartiallyRefunded, StatusRefunded, StatusVoided}, r.Status) {
-		return Order{}, Invalid("status", "status must be paid, partially_refunded, refunded or voided")
-	}
-	if !slices.Contains(PaymentMethods, r.PaymentMethod) {
-		return Order{}, Invalid("paymentMethod", "paymentMethod must be one of %s", strings.Join(PaymentMethods, ", "))
-	}
-	if r.OrderOrigin == nil || !isKey(r.OrderOrigin.Kind) {
-		return Order{}, Invalid("orderOrigin", "orderOrigin.kind is required")
-	}
-	for _, a := range [...]struct {
-		name string
-		v    int64
-	}{
-		{"originalAmountMinor", r.OriginalAmountMinor}, {"totalAmountMinor", r.TotalAmountMinor}, {"vatMinor", r.VatMinor},
-		{"refundAmountMinor", r.RefundAmountMinor}, {"discountAmountMinor", r.DiscountAmountMinor},
-		{"grossSalesMinor", r.GrossSalesMinor}, {"tipAmountMinor", r.TipAmountMinor},
-	} {
-		if a.v < 0 {
-			return Order{}, Invalid(a.name, "%s must be 0 or more", a.name)
-		}
-	}
 	if r.VatAllocationMethod == "" {
-		r.VatAllocationMethod = "stored"
+		r.VatAllocationMethod = VatAllocationStored
 	}
-	if !isUpperCode(r.TaxCountryCode, 2) {
-		return Order{}, Invalid("taxCountryCode", "taxCountryCode must be a two-letter upper-case code")
-	}
-	if r.TaxRatesAsOf == nil {
-		return Order{}, Invalid("taxRatesAsOf", "taxRatesAsOf is required (YYYY-MM-DD)")
-	}
-	for i, l := range r.Lines {
-		f := func() string { return fmt.Sprintf("lines[%d]", i) } // only for the error
-		switch {
-		case l.LineID == "" || len(l.LineID) > 255:
-			return Order{}, Invalid(f()+".lineId", "%s.lineId must be 1 to 255 characters", f())
-		case l.Name == "" || len(l.Name) > 500:
-			return Order{}, Invalid(f()+".name", "%s.name must be 1 to 500 characters", f())
-		case l.TaxEvidence == "":
-			return Order{}, Invalid(f()+".taxEvidence", "%s.taxEvidence is required (snapshot, legacy or unknown)", f())
-		}
-		if l.VatRates == nil {
+	for i := range r.Lines {
+		if r.Lines[i].VatRates == nil {
 			r.Lines[i].VatRates = []VatRate{}
 		}
-		if l.SelectedOptions == nil {
+		if r.Lines[i].SelectedOptions == nil {
 			r.Lines[i].SelectedOptions = []SelectedOption{}
-		}
-		for j, opt := range l.SelectedOptions {
-			if opt.Name == "" {
-				return Order{}, Invalid(fmt.Sprintf("%s.selectedOptions[%d].name", f(), j), "%s.selectedOptions[%d].name is required", f(), j)
-			}
-		}
-	}
-	for i, v := range r.VatRows {
-		if v.Category == "" {
-			return Order{}, Invalid(fmt.Sprintf("vatRows[%d].category", i), "vatRows[%d].category is required", i)
-		}
-	}
-	for i, ri := range r.RefundedItems {
-		if ri.Name == "" || ri.RefundedAt.IsZero() {
-			return Order{}, Invalid(fmt.Sprintf("refundedItems[%d]", i), "refundedItems[%d] needs name and refundedAt", i)
-		}
-	}
-	for i, p := range r.PaymentReferences {
-		if p.Provider == "" || !isUpperCode(p.Currency, 3) || p.CreatedAt.IsZero() {
-			return Order{}, Invalid(fmt.Sprintf("paymentReferences[%d]", i), "paymentReferences[%d] needs provider, currency and createdAt", i)
 		}
 	}
 

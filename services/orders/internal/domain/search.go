@@ -1,6 +1,7 @@
 package domain
 
 import (
+	"math"
 	"net/url"
 	"regexp"
 	"slices"
@@ -29,10 +30,7 @@ var SearchParams = []string{
 // NonFilterParams do not narrow the search (they never need a date range).
 var NonFilterParams = []string{"organization_id", "cursor", "limit", "order_id"}
 
-var (
-	hhmm        = regexp.MustCompile(`^([01][0-9]|2[0-3]):([0-5][0-9])$`)
-	uintPattern = regexp.MustCompile(`^[0-9]{1,18}$`)
-)
+var hhmm = regexp.MustCompile(`^([01][0-9]|2[0-3]):([0-5][0-9])$`)
 
 // SearchRequest is a validated search before the cursor is applied.
 type SearchRequest struct {
@@ -75,24 +73,15 @@ func ParseSearch(q url.Values, restaurantID string, loc *time.Location, dayStart
 		if !ok {
 			return nil, nil
 		}
-		if n := utf8.RuneCountInString(v); n < 1 || n > max {
-			return nil, Invalid(k, "%s must be 1 to %d characters.", k, max)
-		}
-		return &v, nil
+		return &v, TextParam(k, v, max)
 	}
 	integer := func(k string, min int64) (*int64, error) {
 		v, ok := get(k)
 		if !ok {
 			return nil, nil
 		}
-		if !uintPattern.MatchString(v) {
-			return nil, Invalid(k, "%s must be an integer of %d or more.", k, min)
-		}
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n < min {
-			return nil, Invalid(k, "%s must be an integer of %d or more.", k, min)
-		}
-		return &n, nil
+		n, err := integerParam(k, v, min, math.MaxInt64)
+		return &n, err
 	}
 	var err error
 	if f.OrderID, err = text("order_id", MaxOrderIDLength); err != nil {
@@ -152,14 +141,14 @@ func ParseSearch(q url.Values, restaurantID string, loc *time.Location, dayStart
 		return req, err
 	}
 	if v, ok := get("limit"); ok {
-		n, err := strconv.Atoi(v)
-		if err != nil || !uintPattern.MatchString(v) || n < 1 || n > MaxSearchLimit {
-			return req, Invalid("limit", "limit must be an integer from 1 to %d.", MaxSearchLimit)
+		n, err := integerParam("limit", v, 1, MaxSearchLimit)
+		if err != nil {
+			return req, err
 		}
-		f.Limit = n
+		f.Limit = int(n)
 	}
 	if v, ok := get("cursor"); ok {
-		if v == "" || len(v) > 1024 {
+		if v == "" || len(v) > 1024 || !ValidText(v) {
 			return req, Invalid("cursor", "cursor must be 1 to 1024 characters: pass nextCursor unchanged.")
 		}
 		req.Cursor = v
@@ -190,7 +179,7 @@ func ParseSearch(q url.Values, restaurantID string, loc *time.Location, dayStart
 		if f.EndDate.Before(*f.StartDate) {
 			return req, Invalid("end_date", "end_date must not be before start_date.")
 		}
-		if n := f.StartDate.DaysInclusive(*f.EndDate); n > MaxDateRangeDays {
+		if n := daysInclusive(*f.StartDate, *f.EndDate); n > MaxDateRangeDays {
 			return req, Invalid("end_date", "The date range covers %d days; it may cover at most %d days (start_date to end_date inclusive).", n, MaxDateRangeDays)
 		}
 		f.From = f.StartDate.Start(loc, dayStartHour)
@@ -206,4 +195,41 @@ func ParseSearch(q url.Values, restaurantID string, loc *time.Location, dayStart
 	}
 	req.Filter = f
 	return req, nil
+}
+
+// TextParam checks a text query parameter or path segment: text the
+// database can hold (valid UTF-8, no NUL), 1 to max characters.
+func TextParam(name, v string, max int) error {
+	if !ValidText(v) {
+		return Invalid(name, "%s must be valid UTF-8 text without NUL characters.", name)
+	}
+	if n := utf8.RuneCountInString(v); n < 1 || n > max {
+		return Invalid(name, "%s must be 1 to %d characters.", name, max)
+	}
+	return nil
+}
+
+// OrderIDParam checks the orderId of order details with the bound search
+// applies to order_id.
+func OrderIDParam(v string) error { return TextParam("orderId", v, MaxOrderIDLength) }
+
+// integerParam reads a decimal integer from min to max; a number outside
+// the range (however many digits) is told apart from one that is not a
+// number.
+func integerParam(name, v string, min, max int64) (int64, error) {
+	digits := strings.TrimPrefix(v, "-")
+	if digits == "" || strings.Trim(digits, "0123456789") != "" {
+		return 0, Invalid(name, "%s must be an integer from %d to %d.", name, min, max)
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < min || n > max {
+		return 0, Invalid(name, "%s is out of range: it must be an integer from %d to %d.", name, min, max)
+	}
+	return n, nil
+}
+
+// daysInclusive counts the dates from start to end, both included, however
+// far apart (durations overflow after 292 years).
+func daysInclusive(start, end bizdate.Date) int64 {
+	return (end.Time().Unix()-start.Time().Unix())/86400 + 1
 }

@@ -277,6 +277,9 @@ func scanOrder(rows interface{ Scan(...any) error }, restaurantID string) (domai
 
 // Search runs one keyset page of an order search.
 func (s *Store) Search(ctx context.Context, f domain.Filter) (domain.Page, error) {
+	if err := validTextFilters(f); err != nil {
+		return domain.Page{}, err
+	}
 	var where []string
 	args := []any{f.RestaurantID}
 	arg := func(v any) string {
@@ -499,6 +502,11 @@ func queryAll(ctx context.Context, db *sql.DB, q string, scan func(*sql.Rows) er
 
 // Get reads one order of a restaurant with its capped children.
 func (s *Store) Get(ctx context.Context, restaurantID, orderID string) (domain.Order, error) {
+	// Postgres refuses a query with invalid text (an internal error);
+	// callers check it first, this keeps it so for any caller.
+	if err := domain.OrderIDParam(orderID); err != nil {
+		return domain.Order{}, err
+	}
 	row := s.DB.QueryRowContext(ctx, summarySelect+" WHERE restaurant_id = $1 AND order_id = $2", restaurantID, orderID)
 	o, err := scanOrder(row, restaurantID)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -572,4 +580,28 @@ func (s *Store) paymentReferences(ctx context.Context, restaurantID, orderID str
 		refs = append(refs, p)
 	}
 	return refs, rows.Err()
+}
+
+// validTextFilters refuses a filter Postgres could not compare: the text
+// rules of ParseSearch, for callers that build a Filter themselves.
+func validTextFilters(f domain.Filter) error {
+	for _, t := range []struct {
+		name string
+		v    *string
+		max  int
+	}{
+		{"order_id", f.OrderID, domain.MaxOrderIDLength},
+		{"receipt_reference", f.ReceiptReference, domain.MaxReceiptRefLength},
+		{"item_name", f.ItemName, domain.MaxItemNameLength},
+	} {
+		if t.v != nil {
+			if err := domain.TextParam(t.name, *t.v, t.max); err != nil {
+				return err
+			}
+		}
+	}
+	if f.After != nil {
+		return domain.OrderIDParam(f.After.OrderID)
+	}
+	return nil
 }

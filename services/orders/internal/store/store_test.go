@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -94,5 +95,29 @@ func TestConcurrentReplace(t *testing.T) {
 	var stored int
 	if err := s.DB.QueryRow(`SELECT count(*) FROM order_lines`).Scan(&stored); err != nil || stored != 80 {
 		t.Fatalf("%d line rows; want 80", stored)
+	}
+}
+
+// Text Postgres cannot hold never reaches it, whoever calls the store.
+func TestInvalidTextNeverReachesTheDatabase(t *testing.T) {
+	ctx := context.Background()
+	s := openStore(t)
+	const rid = "00000000-0000-4000-8000-000000000001"
+	for _, bad := range []string{"a\x00b", "\xff\xfe", "\xc3\x28", "\xed\xa0\x80", "\xc0\xaf"} {
+		var inv *domain.InvalidError
+		if _, err := s.Get(ctx, rid, bad); !errors.As(err, &inv) || inv.Field != "orderId" {
+			t.Fatalf("Get %q: %v", bad, err)
+		}
+		v := bad
+		for _, f := range []domain.Filter{
+			{RestaurantID: rid, Limit: 10, OrderID: &v},
+			{RestaurantID: rid, Limit: 10, ReceiptReference: &v},
+			{RestaurantID: rid, Limit: 10, ItemName: &v},
+			{RestaurantID: rid, Limit: 10, After: &domain.Position{OccurredAt: time.Now(), OrderID: v}},
+		} {
+			if _, err := s.Search(ctx, f); !errors.As(err, &inv) {
+				t.Fatalf("Search %+v: %v", f, err)
+			}
+		}
 	}
 }
