@@ -99,8 +99,9 @@ func (d Date) Before(o Date) bool { return d.Time().Before(o.Time()) }
 func (d Date) After(o Date) bool { return d.Time().After(o.Time()) }
 
 // DaysInclusive counts the dates from d to end, both included (0 when end is
-// before d).
-func (d Date) DaysInclusive(end Date) int {
-	n := int(end.Time().Sub(d.Time()).Hours()/24) + 1
+// before d), however far apart: from Unix seconds, since a time.Duration
+// overflows after 292 years.
+func (d Date) DaysInclusive(end Date) int64 {
+	n := (end.Time().Unix()-d.Time().Unix())/86400 + 1
 	return max(n, 0)
 }

@@ -80,4 +80,9 @@ func TestParse(t *testing.T) {
 	if n := end.DaysInclusive(d); n != 0 {
 		t.Fatalf("reversed = %d", n)
 	}
+	first, _ := bizdate.Parse("0001-01-01")
+	last, _ := bizdate.Parse("9999-12-31")
+	if n := first.DaysInclusive(last); n != 3652059 {
+		t.Fatalf("whole calendar = %d days", n)
+	}
 }

@@ -179,7 +179,7 @@ func ParseSearch(q url.Values, restaurantID string, loc *time.Location, dayStart
 		if f.EndDate.Before(*f.StartDate) {
 			return req, Invalid("end_date", "end_date must not be before start_date.")
 		}
-		if n := daysInclusive(*f.StartDate, *f.EndDate); n > MaxDateRangeDays {
+		if n := f.StartDate.DaysInclusive(*f.EndDate); n > MaxDateRangeDays {
 			return req, Invalid("end_date", "The date range covers %d days; it may cover at most %d days (start_date to end_date inclusive).", n, MaxDateRangeDays)
 		}
 		f.From = f.StartDate.Start(loc, dayStartHour)
@@ -226,10 +226,4 @@ func integerParam(name, v string, min, max int64) (int64, error) {
 		return 0, Invalid(name, "%s is out of range: it must be an integer from %d to %d.", name, min, max)
 	}
 	return n, nil
-}
-
-// daysInclusive counts the dates from start to end, both included, however
-// far apart (durations overflow after 292 years).
-func daysInclusive(start, end bizdate.Date) int64 {
-	return (end.Time().Unix()-start.Time().Unix())/86400 + 1
 }
