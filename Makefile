@@ -14,7 +14,7 @@ GOLANGCI_LINT_VERSION := v2.15.0
 TOOLS_BIN := $(CURDIR)/.cache/bin
 TEST_FLAGS ?= -race -count=1 -timeout 15m
 # Fuzz targets that make test runs for FUZZ_TIME each, as module:package:target.
-FUZZ_TARGETS := gateway:./internal/server:FuzzPartnerRoutes
+FUZZ_TARGETS := gateway:./internal/server:FuzzPartnerRoutes services/orders:./internal/api:FuzzOrderRoutes
 FUZZ_TIME ?= 20s
 BENCH ?= .
 BENCH_TIME ?= 2s

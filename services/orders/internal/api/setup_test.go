@@ -42,13 +42,13 @@ var tenants = map[string]internalctx.Tenant{
 }
 
 type env struct {
-	t    *testing.T
+	t    testing.TB
 	app  *fiber.App
 	keys *internalctx.Keyring
 	db   *database.DB
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t testing.TB) *env {
 	t.Helper()
 	url := testenv.NewDatabase(t, "orders", database.MigrateURL("orders", migrations.FS))
 	ctx := context.Background()
@@ -65,14 +65,19 @@ func newEnv(t *testing.T) *env {
 	return &env{t: t, app: h.App(nil, nil), keys: keys, db: db}
 }
 
+// sign adds the internal context the gateway sends for tenant.
+func (e *env) sign(req *http.Request, tenant string) {
+	ten := tenants[tenant]
+	req.Header.Set(internalctx.Header, e.keys.Sign(internalctx.Context{ClientID: "c", UserID: "u", GrantID: "g",
+		Scopes: []string{"svc.restaurant.read", "svc.orders.read"}, Tenant: &ten, RequestID: "req-1"}))
+}
+
 // do sends a request; tenant "" sends no internal context.
 func (e *env) do(method, path, tenant string, body io.Reader, header map[string]string) (int, []byte) {
 	e.t.Helper()
 	req := httptest.NewRequest(method, path, body)
 	if tenant != "" {
-		ten := tenants[tenant]
-		req.Header.Set(internalctx.Header, e.keys.Sign(internalctx.Context{ClientID: "c", UserID: "u", GrantID: "g",
-			Scopes: []string{"svc.restaurant.read", "svc.orders.read"}, Tenant: &ten, RequestID: "req-1"}))
+		e.sign(req, tenant)
 	}
 	for k, v := range header {
 		req.Header.Set(k, v)
