@@ -57,6 +57,27 @@ type Grant struct {
 	revoked     map[string]bool
 }
 
+// UnmarshalJSON decodes identity's answer and indexes it for the lookups
+// made on every request.
+func (g *Grant) UnmarshalJSON(b []byte) error {
+	type plain Grant // without this method
+	if err := json.Unmarshal(b, (*plain)(g)); err != nil {
+		return err
+	}
+	g.restaurants = make(map[string]*Restaurant, len(g.Restaurants))
+	for i := range g.Restaurants {
+		g.restaurants[strings.ToLower(g.Restaurants[i].RestaurantID)] = &g.Restaurants[i]
+	}
+	g.revoked = make(map[string]bool, len(g.RevokedTokenIDs)+len(g.RevokedTokenFamilies))
+	for _, id := range g.RevokedTokenIDs {
+		g.revoked["jti:"+id] = true
+	}
+	for _, f := range g.RevokedTokenFamilies {
+		g.revoked["fid:"+f] = true
+	}
+	return nil
+}
+
 // Usable reports whether the grant still authorizes requests at now.
 func (g *Grant) Usable(now time.Time) bool {
 	return g.Status == "active" && g.ClientStatus == "approved" && now.Before(g.ExpiresAt)
@@ -188,17 +209,6 @@ func (s *Store) fetch(ctx context.Context, who Caller) (*Grant, error) {
 	var g Grant
 	if err := json.NewDecoder(http.MaxBytesReader(nil, resp.Body, 8<<20)).Decode(&g); err != nil {
 		return nil, fmt.Errorf("%w: decode grant: %w", ErrUnavailable, err)
-	}
-	g.restaurants = make(map[string]*Restaurant, len(g.Restaurants))
-	for i := range g.Restaurants {
-		g.restaurants[strings.ToLower(g.Restaurants[i].RestaurantID)] = &g.Restaurants[i]
-	}
-	g.revoked = make(map[string]bool, len(g.RevokedTokenIDs)+len(g.RevokedTokenFamilies))
-	for _, id := range g.RevokedTokenIDs {
-		g.revoked["jti:"+id] = true
-	}
-	for _, f := range g.RevokedTokenFamilies {
-		g.revoked["fid:"+f] = true
 	}
 	return &g, nil
 }

@@ -11,11 +11,9 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/redis/go-redis/v9"
@@ -23,6 +21,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 
+	"partnerapi.dev/gateway/internal/access"
 	"partnerapi.dev/gateway/internal/auth"
 	"partnerapi.dev/gateway/internal/config"
 	"partnerapi.dev/gateway/internal/grants"
@@ -294,9 +293,6 @@ func (g *Gateway) insufficientScope(needed []string, description string) *httpx.
 		Header: map[string]string{fiber.HeaderWWWAuthenticate: challenge}}
 }
 
-// DescriptionRevoked is the 403 description for a grant that no longer holds.
-const DescriptionRevoked = "The authorization expired or was revoked. Ask the restaurant owner or administrator to approve the integration again."
-
 func (g *Gateway) authenticate(c *fiber.Ctx) (*auth.Token, error) {
 	h := c.Get(fiber.HeaderAuthorization)
 	if h == "" {
@@ -340,13 +336,15 @@ func setDeprecation(c *fiber.Ctx, d *routes.Deprecation) {
 	c.Response().Header.Add("Link", fmt.Sprintf("<%s>; rel=\"deprecation\"", d.Link))
 }
 
-// operation is the handler of one partner operation. The checks answer in
-// this order: token, partner rate limit, grant, scopes, restaurant and
-// organization boundary, upstream availability; then the request is proxied.
-// A read whose partner has room in its quota defers its rate-limit count
-// (ratelimit.Count) until the request is written to the service, so the
-// Redis round trip overlaps the service's work, and is answered by that
-// decision: the same answer as if the count had come first.
+// operation is the handler of one partner operation. It reads in the order
+// the answers are given: authenticate the token, start the partner's
+// rate-limit count, authorize (grant, scopes, boundary), find the service,
+// admit by the count, forward.
+//
+// The count's Redis round trip overlaps the grant lookup; and for a read whose
+// partner has room in its quota (ratelimit.Count.Deferred) it is decided only
+// once the request is written to the service, so it overlaps the service's
+// work too, and the answer is the one it would be had the count come first.
 func (g *Gateway) operation(op routes.Operation) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		if op.Deprecation != nil {
@@ -364,6 +362,7 @@ func (g *Gateway) operation(op routes.Operation) fiber.Handler {
 			attribute.String("partner.operation", op.ID),
 			attribute.String("partner.client_id", tok.ClientID),
 			attribute.String("partner.grant_id", tok.GrantID))
+
 		count := g.limiter.Count(c.UserContext(), g.partner, tok.ClientID+"\x00"+tok.Subject, !op.Write)
 		defer count.Decide() // counted even if the request ends on a path not foreseen here
 		admit := func() error {
@@ -374,25 +373,30 @@ func (g *Gateway) operation(op routes.Operation) fiber.Handler {
 			}
 			return nil
 		}
-		var sent func()
+
+		ic, err := g.authorize(c, op, tok)
+		var up *proxy.Upstream
+		if err == nil {
+			up, err = g.upstream(op)
+		}
+		if err != nil {
+			// A refused request counts too, and a 429 takes precedence.
+			if refused := admit(); refused != nil {
+				return refused
+			}
+			return err
+		}
+
+		forward := proxy.Request{InternalContext: g.keys.Sign(ic), Admit: admit}
 		if count.Deferred() {
-			sent = func() { count.Decide() }
+			forward.Sent = func() { count.Decide() }
 		} else {
 			if err := admit(); err != nil {
 				return err
 			}
-			admit = nil
+			forward.Admit = nil
 		}
-		up, ic, err := g.authorize(c, op, tok)
-		if err != nil {
-			if admit != nil {
-				if refused := admit(); refused != nil {
-					return refused
-				}
-			}
-			return err
-		}
-		err = up.Forward(c, proxy.Request{InternalContext: g.keys.Sign(ic), Sent: sent, Admit: admit})
+		err = up.Forward(c, forward)
 		if errors.Is(err, proxy.ErrUnreachable) {
 			slog.Warn("upstream unreachable", "service", op.Service, "operation", op.ID, "error", err, "request_id", ic.RequestID)
 			return httpx.Unavailable(op.Write)
@@ -401,159 +405,52 @@ func (g *Gateway) operation(op routes.Operation) fiber.Handler {
 	}
 }
 
-// authorize applies the grant, scope, boundary and availability checks to a
-// request with a valid token, and returns the upstream and the internal
-// context to forward it with.
-func (g *Gateway) authorize(c *fiber.Ctx, op routes.Operation, tok *auth.Token) (*proxy.Upstream, internalctx.Context, error) {
+// authorize looks up the owner's grant behind a verified token and applies
+// the access rules (package access) to the request.
+func (g *Gateway) authorize(c *fiber.Ctx, op routes.Operation, tok *auth.Token) (internalctx.Context, error) {
 	rid := httpx.RequestID(c)
-	ic := internalctx.Context{ClientID: tok.ClientID, UserID: tok.Subject, GrantID: tok.GrantID, RequestID: rid}
 	grant, err := g.grants.Get(c.UserContext(), grants.Caller{ClientID: tok.ClientID, UserID: tok.Subject, GrantID: tok.GrantID, RequestID: rid})
 	switch {
 	case errors.Is(err, grants.ErrNotFound):
-		return nil, ic, g.insufficientScope(g.neededScopes(op, nil), DescriptionRevoked)
+		return internalctx.Context{}, g.insufficientScope(access.NeededScopes(op, nil), access.DescriptionRevoked)
 	case err != nil:
 		slog.Warn("grant lookup failed", "error", err, "request_id", rid)
-		return nil, ic, httpx.Unavailable(op.Write)
+		return internalctx.Context{}, httpx.Unavailable(op.Write)
 	}
-	if grant.ClientID != tok.ClientID || grant.UserID != tok.Subject {
-		return nil, ic, g.invalidToken("The access token does not match its authorization.")
+	var orgIDs []string
+	for _, v := range c.Context().QueryArgs().PeekMulti("organization_id") {
+		orgIDs = append(orgIDs, string(v))
 	}
-	if grant.Revokes(tok.ID, tok.Family) {
-		return nil, ic, g.invalidToken("The access token was revoked; obtain a new one.")
+	ic, err := access.Decide(access.Request{Operation: op, Token: tok, Grant: grant, Now: g.now(), Param: func(name string) string { return c.Params(name) }, OrganizationIDs: orgIDs})
+	var refusal *access.Refusal
+	if errors.As(err, &refusal) {
+		return ic, g.refuse(refusal)
 	}
-	needed := g.neededScopes(op, grant)
-	if !grant.Usable(g.now()) {
-		return nil, ic, g.insufficientScope(needed, DescriptionRevoked)
-	}
-	var missing []string
-	for _, s := range needed {
-		if !tok.HasScope(s) || !grant.HasScope(s) {
-			missing = append(missing, s)
-		}
-	}
-	if len(missing) > 0 {
-		return nil, ic, g.insufficientScope(needed, fmt.Sprintf("This operation needs the scope(s) %s, which this authorization does not grant.", strings.Join(missing, ", ")))
-	}
-	ic.Scopes = effectiveScopes(tok, grant)
-	if op.RestaurantScoped {
-		if err := g.boundary(c, op, grant, &ic); err != nil {
-			return nil, ic, err
-		}
-	}
-	up := g.upstreams[op.Service]
-	if up == nil {
-		if op.Write {
-			return nil, ic, &httpx.Error{Status: http.StatusServiceUnavailable, Code: httpx.CodeCapabilityDisabled, Message: "This capability is disabled in this environment. No change was made."}
-		}
-		return nil, ic, &httpx.Error{Status: http.StatusServiceUnavailable, Code: httpx.CodeServiceUnavailable, Message: "This operation is not available in this environment."}
-	}
-	return up, ic, nil
+	ic.RequestID = rid
+	return ic, err
 }
 
-// neededScopes are the operation's scopes, plus svc.organization.read for an
-// organization-boundary grant on restaurant-scoped calls and the restaurant list.
-func (g *Gateway) neededScopes(op routes.Operation, grant *grants.Grant) []string {
-	needed := append([]string{}, op.Scopes...)
-	if grant != nil && grant.Boundary == "organization" && (op.RestaurantScoped || op.ListsRestaurants) {
-		for _, s := range needed {
-			if s == routes.ScopeOrganizationRead {
-				return needed
-			}
-		}
-		needed = append(needed, routes.ScopeOrganizationRead)
+// refuse answers an access refusal.
+func (g *Gateway) refuse(r *access.Refusal) error {
+	switch r.Kind {
+	case access.InvalidToken:
+		return g.invalidToken(r.Description)
+	case access.InsufficientScope:
+		return g.insufficientScope(r.Scopes, r.Description)
+	case access.Invalid:
+		return httpx.BadRequest("%s", r.Description)
 	}
-	return needed
+	return httpx.NotFound()
 }
 
-func effectiveScopes(tok *auth.Token, grant *grants.Grant) []string {
-	out := make([]string, 0, len(tok.Scopes))
-	for _, s := range tok.Scopes {
-		if grant.HasScope(s) {
-			out = append(out, s)
-		}
+// upstream is the service that owns op, or the 503 of an operation whose
+// service this deployment does not run.
+func (g *Gateway) upstream(op routes.Operation) (*proxy.Upstream, error) {
+	if up := g.upstreams[op.Service]; up != nil {
+		return up, nil
 	}
-	return out
-}
-
-// boundary applies the restaurant and organization_id rules (docs/gateway.md,
-// "Boundary"). Anything outside the grant answers the same 404 as an
-// unknown restaurant.
-func (g *Gateway) boundary(c *fiber.Ctx, op routes.Operation, grant *grants.Grant, ic *internalctx.Context) error {
-	for _, p := range op.UUIDParams {
-		if !isUUID(c.Params(p)) {
-			return httpx.NotFound()
-		}
+	if op.Write {
+		return nil, &httpx.Error{Status: http.StatusServiceUnavailable, Code: httpx.CodeCapabilityDisabled, Message: "This capability is disabled in this environment. No change was made."}
 	}
-	for _, p := range op.OpaqueParams {
-		if v, _ := url.PathUnescape(c.Params(p)); utf8.RuneCountInString(v) > maxOpaqueID {
-			return httpx.BadRequest("%s must be at most %d characters.", p, maxOpaqueID)
-		}
-	}
-	rid := strings.ToLower(c.Params("restaurantId"))
-	r := grant.Restaurant(rid)
-	if r == nil {
-		return httpx.NotFound()
-	}
-	if len(c.Context().QueryArgs().PeekMulti("organization_id")) > 1 {
-		return httpx.BadRequest("Pass organization_id at most once.")
-	}
-	orgParam := strings.ToLower(c.Query("organization_id"))
-	if orgParam != "" && !isUUID(orgParam) {
-		return httpx.BadRequest("organization_id must be an organizationId (a UUID) returned by GET /v1/organizations.")
-	}
-	if grant.Boundary == "organization" {
-		if orgParam == "" {
-			if len(grant.Organizations) > 1 {
-				return httpx.BadRequest("organization_id is required: this authorization covers several organizations. Pass the organizationId from GET /v1/organizations that contains the restaurant.")
-			}
-			if len(grant.Organizations) == 1 {
-				orgParam = grant.Organizations[0].OrganizationID
-			}
-		}
-		org := grant.Organization(orgParam)
-		if org == nil || !containsFold(org.RestaurantIDs, rid) {
-			return httpx.NotFound()
-		}
-		ic.OrganizationID = org.OrganizationID
-	} else if orgParam != "" {
-		if !containsFold(r.OrganizationIDs, orgParam) {
-			return httpx.NotFound()
-		}
-		ic.OrganizationID = orgParam
-	}
-	ic.Tenant = &internalctx.Tenant{ID: r.RestaurantID, TimeZone: r.TimeZone, DayStartHour: r.DayStartHour, Currency: r.Currency, Country: r.Country}
-	return nil
-}
-
-// maxOpaqueID is the longest opaque id the contract allows (e.g. orderId).
-const maxOpaqueID = 255
-
-func containsFold(list []string, v string) bool {
-	for _, x := range list {
-		if strings.EqualFold(x, v) {
-			return true
-		}
-	}
-	return false
-}
-
-// isUUID accepts the canonical 8-4-4-4-12 hexadecimal form.
-func isUUID(s string) bool {
-	if len(s) != 36 {
-		return false
-	}
-	for i := 0; i < 36; i++ {
-		ch := s[i]
-		switch i {
-		case 8, 13, 18, 23:
-			if ch != '-' {
-				return false
-			}
-		default:
-			if !('0' <= ch && ch <= '9' || 'a' <= ch && ch <= 'f' || 'A' <= ch && ch <= 'F') {
-				return false
-			}
-		}
-	}
-	return true
+	return nil, &httpx.Error{Status: http.StatusServiceUnavailable, Code: httpx.CodeServiceUnavailable, Message: "This operation is not available in this environment."}
 }
