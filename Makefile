@@ -5,7 +5,7 @@ SHELL := /usr/bin/env bash
 .DEFAULT_GOAL := help
 
 # Every Go module, each built and tested on its own (GOWORK=off) so a team can take one away.
-MODULES := pkg gateway services/identity services/orders tools
+MODULES := pkg services/contracts gateway services/identity services/orders tools
 # Binaries built into bin/.
 COMMANDS := ./gateway/cmd/gateway ./services/identity/cmd/identity ./services/identity/cmd/partnerctl \
             ./services/orders/cmd/orders ./tools/cmd/devstack ./tools/cmd/seed ./tools/cmd/loadgen

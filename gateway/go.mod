@@ -3,6 +3,7 @@ module partnerapi.dev/gateway
 go 1.26.0
 
 require (
+	partnerapi.dev/services/contracts v0.0.0
 	github.com/go-jose/go-jose/v4 v4.1.8
 	github.com/go-redis/redis_rate/v10 v10.0.1
 	github.com/gofiber/fiber/v2 v2.52.15
@@ -70,3 +71,5 @@ require (
 )
 
 replace partnerapi.dev/pkg => ../pkg
+
+replace partnerapi.dev/services/contracts => ../services/contracts

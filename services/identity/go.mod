@@ -3,6 +3,7 @@ module partnerapi.dev/services/identity
 go 1.26.0
 
 require (
+	partnerapi.dev/services/contracts v0.0.0
 	github.com/chromedp/chromedp v0.22.1
 	github.com/go-jose/go-jose/v4 v4.1.8
 	github.com/gofiber/fiber/v2 v2.52.15
@@ -134,3 +135,5 @@ require (
 )
 
 replace partnerapi.dev/pkg => ../../pkg
+
+replace partnerapi.dev/services/contracts => ../contracts

@@ -1,6 +1,10 @@
 package seed
 
-import "fmt"
+import (
+	"fmt"
+
+	"partnerapi.dev/services/contracts"
+)
 
 // DemoPassword is the password of every demo user.
 const DemoPassword = "demo-password"
@@ -14,12 +18,6 @@ const (
 	BenchOrganization = "Benchmark Dining Group"
 )
 
-// AllScopes are the scopes the demo partner client may request.
-var AllScopes = []string{
-	"svc.restaurant.read", "svc.organization.read", "svc.orders.read", "svc.accounting.read",
-	"svc.analytics.read", "svc.accounting.corrections.write", "svc.menu.read",
-	"svc.menu.structure.write", "svc.menu.publish.write", "svc.catalog.import.write",
-}
 
 // Directory is identity's part of the data set, in the shape of identity's
 // POST /admin/v1/directory/import.
@@ -151,7 +149,7 @@ func (g Generator) GenerateDirectory(size Size) Directory {
 
 	d.PartnerClients = append(d.PartnerClients, PartnerClient{
 		ClientID: DemoClientID, Name: "Demo Accounting Partner", Type: "public",
-		RedirectURIs: []string{DemoRedirectURI}, AllowedScopes: AllScopes, Status: "approved",
+		RedirectURIs: []string{DemoRedirectURI}, AllowedScopes: contracts.ScopeNames(), Status: "approved",
 	})
 	return d
 }

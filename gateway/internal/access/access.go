@@ -16,6 +16,7 @@ import (
 	"partnerapi.dev/gateway/internal/grants"
 	"partnerapi.dev/gateway/internal/routes"
 	"partnerapi.dev/pkg/internalctx"
+	"partnerapi.dev/services/contracts"
 )
 
 // Kind says how a refusal is answered.
@@ -102,11 +103,11 @@ func NeededScopes(op routes.Operation, grant *grants.Grant) []string {
 	needed := append([]string{}, op.Scopes...)
 	if grant != nil && grant.Boundary == "organization" && (op.RestaurantScoped || op.ListsRestaurants) {
 		for _, s := range needed {
-			if s == routes.ScopeOrganizationRead {
+			if s == contracts.ScopeOrganizationRead {
 				return needed
 			}
 		}
-		needed = append(needed, routes.ScopeOrganizationRead)
+		needed = append(needed, contracts.ScopeOrganizationRead)
 	}
 	return needed
 }

@@ -10,6 +10,7 @@ import (
 	"partnerapi.dev/gateway/internal/auth"
 	"partnerapi.dev/gateway/internal/grants"
 	"partnerapi.dev/gateway/internal/routes"
+	"partnerapi.dev/services/contracts"
 )
 
 const (
@@ -26,7 +27,7 @@ func grant(t *testing.T, change func(map[string]any)) *grants.Grant {
 	t.Helper()
 	g := map[string]any{
 		"grantId": "g1", "clientId": "c1", "clientStatus": "approved", "userId": "u1", "status": "active",
-		"expiresAt": now.Add(time.Hour), "scopes": routes.AllScopes, "boundary": "restaurant",
+		"expiresAt": now.Add(time.Hour), "scopes": contracts.ScopeNames(), "boundary": "restaurant",
 		"restaurants": []map[string]any{{"restaurantId": restA, "timeZone": "Europe/Helsinki", "dayStartHour": 4,
 			"currency": "EUR", "country": "FI", "organizationIds": []string{orgA}}},
 		"revokedTokenFamilies": []string{"fam-revoked"}, "revokedTokenIds": []string{"jti-revoked"},
@@ -66,7 +67,7 @@ func operation(id string) routes.Operation {
 
 func token(scopes ...string) *auth.Token {
 	if scopes == nil {
-		scopes = routes.AllScopes
+		scopes = contracts.ScopeNames()
 	}
 	return &auth.Token{Subject: "u1", ClientID: "c1", GrantID: "g1", Scopes: scopes, ID: "jti-1", Family: "fam-1"}
 }
@@ -100,11 +101,11 @@ func TestDecide(t *testing.T) {
 		{name: "allowed", op: search, params: params("restaurantId", restA)},
 		{name: "restaurant id in upper case", op: search, params: params("restaurantId", strings.ToUpper(restA))},
 		{name: "organization of the restaurant", op: search, params: params("restaurantId", restA), orgs: []string{orgA}, org: orgA},
-		{name: "another client's grant", op: search, tok: &auth.Token{Subject: "u1", ClientID: "c2", GrantID: "g1", Scopes: routes.AllScopes},
+		{name: "another client's grant", op: search, tok: &auth.Token{Subject: "u1", ClientID: "c2", GrantID: "g1", Scopes: contracts.ScopeNames()},
 			params: params("restaurantId", restA), kind: access.InvalidToken, describes: "does not match"},
-		{name: "revoked family", op: search, tok: &auth.Token{Subject: "u1", ClientID: "c1", GrantID: "g1", Scopes: routes.AllScopes, Family: "fam-revoked"},
+		{name: "revoked family", op: search, tok: &auth.Token{Subject: "u1", ClientID: "c1", GrantID: "g1", Scopes: contracts.ScopeNames(), Family: "fam-revoked"},
 			params: params("restaurantId", restA), kind: access.InvalidToken, describes: "revoked"},
-		{name: "revoked token", op: search, tok: &auth.Token{Subject: "u1", ClientID: "c1", GrantID: "g1", Scopes: routes.AllScopes, ID: "jti-revoked"},
+		{name: "revoked token", op: search, tok: &auth.Token{Subject: "u1", ClientID: "c1", GrantID: "g1", Scopes: contracts.ScopeNames(), ID: "jti-revoked"},
 			params: params("restaurantId", restA), kind: access.InvalidToken, describes: "revoked"},
 		{name: "grant revoked", op: search, grant: func(g map[string]any) { g["status"] = "revoked" }, params: params("restaurantId", restA),
 			kind: access.InsufficientScope, scopes: "svc.restaurant.read svc.orders.read", describes: "approve the integration again"},

@@ -17,41 +17,19 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"partnerapi.dev/pkg/internalctx"
+	"partnerapi.dev/services/contracts"
 )
 
 // Restaurant is one restaurant a grant covers, with its tenant settings.
-type Restaurant struct {
-	RestaurantID    string   `json:"restaurantId"`
-	TimeZone        string   `json:"timeZone"`
-	DayStartHour    int      `json:"dayStartHour"`
-	Currency        string   `json:"currency"`
-	Country         string   `json:"country"`
-	OrganizationIDs []string `json:"organizationIds"`
-}
+type Restaurant = contracts.GrantRestaurant
 
 // Organization is one organization an organization-boundary grant covers.
-type Organization struct {
-	OrganizationID string   `json:"organizationId"`
-	RestaurantIDs  []string `json:"restaurantIds"`
-}
+type Organization = contracts.GrantOrganization
 
-// Grant is identity's answer for GET /internal/v1/grants/{grantId}.
+// Grant is identity's answer for GET /internal/v1/grants/{grantId}, indexed
+// for the lookups every request makes.
 type Grant struct {
-	GrantID       string         `json:"grantId"`
-	ClientID      string         `json:"clientId"`
-	ClientStatus  string         `json:"clientStatus"`
-	UserID        string         `json:"userId"`
-	Status        string         `json:"status"`
-	ExpiresAt     time.Time      `json:"expiresAt"`
-	Scopes        []string       `json:"scopes"`
-	Boundary      string         `json:"boundary"`
-	Restaurants   []Restaurant   `json:"restaurants"`
-	Organizations []Organization `json:"organizations"`
-	// RevokedTokenFamilies and RevokedTokenIDs name access tokens of this
-	// grant that were revoked (their fid and jti claims) and may not have
-	// expired yet.
-	RevokedTokenFamilies []string `json:"revokedTokenFamilies"`
-	RevokedTokenIDs      []string `json:"revokedTokenIds"`
+	contracts.Grant
 
 	restaurants map[string]*Restaurant
 	revoked     map[string]bool
@@ -60,8 +38,7 @@ type Grant struct {
 // UnmarshalJSON decodes identity's answer and indexes it for the lookups
 // made on every request.
 func (g *Grant) UnmarshalJSON(b []byte) error {
-	type plain Grant // without this method
-	if err := json.Unmarshal(b, (*plain)(g)); err != nil {
+	if err := json.Unmarshal(b, &g.Grant); err != nil {
 		return err
 	}
 	g.restaurants = make(map[string]*Restaurant, len(g.Restaurants))

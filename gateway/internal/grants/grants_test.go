@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"partnerapi.dev/pkg/internalctx"
+	"partnerapi.dev/services/contracts"
 )
 
 func TestCachingSharingAndNegativeResults(t *testing.T) {
@@ -32,8 +33,8 @@ func TestCachingSharingAndNegativeResults(t *testing.T) {
 			w.WriteHeader(404)
 			return
 		}
-		_ = json.NewEncoder(w).Encode(Grant{GrantID: "g1", ClientID: "c", UserID: "u", ClientStatus: "approved", Status: "active",
-			ExpiresAt: time.Now().Add(time.Hour), Boundary: "restaurant", Restaurants: []Restaurant{{RestaurantID: "AB-1"}}})
+		_ = json.NewEncoder(w).Encode(contracts.Grant{GrantID: "g1", ClientID: "c", UserID: "u", ClientStatus: "approved", Status: "active",
+			ExpiresAt: time.Now().Add(time.Hour), Boundary: "restaurant", Restaurants: []contracts.GrantRestaurant{{RestaurantID: "AB-1"}}})
 	}))
 	defer srv.Close()
 	s := NewStore(srv.URL, keys, srv.Client(), time.Minute, time.Minute)

@@ -6,25 +6,9 @@ package routes
 import (
 	"strings"
 	"time"
-)
 
-// Scopes of the API.
-const (
-	ScopeRestaurantRead   = "svc.restaurant.read"
-	ScopeOrganizationRead = "svc.organization.read"
-	ScopeOrdersRead       = "svc.orders.read"
-	ScopeAccountingRead   = "svc.accounting.read"
-	ScopeAnalyticsRead    = "svc.analytics.read"
-	ScopeCorrectionsWrite = "svc.accounting.corrections.write"
-	ScopeMenuRead         = "svc.menu.read"
-	ScopeMenuStructure    = "svc.menu.structure.write"
-	ScopeMenuPublish      = "svc.menu.publish.write"
-	ScopeCatalogImport    = "svc.catalog.import.write"
+	"partnerapi.dev/services/contracts"
 )
-
-// AllScopes lists every scope, in the order the docs show them.
-var AllScopes = []string{ScopeRestaurantRead, ScopeOrganizationRead, ScopeOrdersRead, ScopeAccountingRead,
-	ScopeAnalyticsRead, ScopeCorrectionsWrite, ScopeMenuRead, ScopeMenuStructure, ScopeMenuPublish, ScopeCatalogImport}
 
 // Service names a process that owns operations.
 type Service string
@@ -100,33 +84,33 @@ func Table(ns NamingSet) []Operation {
 		menuID, itemID, posPath = "menuPublicId", "menuItemPublicId", "active"
 	}
 	r := "/v1/restaurants/{restaurantId}"
-	read := []string{ScopeRestaurantRead}
+	read := []string{contracts.ScopeRestaurantRead}
 	with := func(extra ...string) []string { return append(append([]string{}, read...), extra...) }
-	acctWrite := with(ScopeAccountingRead, ScopeAnalyticsRead, ScopeCorrectionsWrite)
-	menuStructure := with(ScopeMenuRead, ScopeMenuStructure)
-	menuPublish := with(ScopeMenuRead, ScopeMenuPublish)
-	catalog := with(ScopeMenuRead, ScopeCatalogImport)
+	acctWrite := with(contracts.ScopeAccountingRead, contracts.ScopeAnalyticsRead, contracts.ScopeCorrectionsWrite)
+	menuStructure := with(contracts.ScopeMenuRead, contracts.ScopeMenuStructure)
+	menuPublish := with(contracts.ScopeMenuRead, contracts.ScopeMenuPublish)
+	catalog := with(contracts.ScopeMenuRead, contracts.ScopeCatalogImport)
 	rest := func(id, method, path string, svc Service, write bool, scopes []string, uuids ...string) Operation {
 		return Operation{ID: id, Method: method, Path: r + path, Scopes: scopes, Service: svc, Write: write,
 			RestaurantScoped: true, UUIDParams: append([]string{"restaurantId"}, uuids...)}
 	}
 	ops := []Operation{
 		{ID: "listRestaurants", Method: "GET", Path: "/v1/restaurants", Scopes: read, Service: Identity, ListsRestaurants: true},
-		{ID: "listOrganizations", Method: "GET", Path: "/v1/organizations", Scopes: with(ScopeOrganizationRead), Service: Identity},
+		{ID: "listOrganizations", Method: "GET", Path: "/v1/organizations", Scopes: with(contracts.ScopeOrganizationRead), Service: Identity},
 
-		rest("getPaymentReport", "GET", "/payment-report", Accounting, false, with(ScopeAccountingRead)),
-		rest("listRefunds", "GET", "/refunds", Accounting, false, with(ScopeOrdersRead, ScopeAccountingRead)),
+		rest("getPaymentReport", "GET", "/payment-report", Accounting, false, with(contracts.ScopeAccountingRead)),
+		rest("listRefunds", "GET", "/refunds", Accounting, false, with(contracts.ScopeOrdersRead, contracts.ScopeAccountingRead)),
 		rest("getPaymentCorrectionWorkspace", "GET", "/payment-correction-workspace", Accounting, false, acctWrite),
 		rest("previewPaymentCorrection", "POST", "/payment-corrections/preview", Accounting, true, acctWrite),
 		rest("applyPaymentCorrection", "POST", "/payment-corrections/apply", Accounting, true, acctWrite),
 		rest("undoPaymentCorrection", "POST", "/payment-corrections/undo", Accounting, true, acctWrite),
 
-		rest("searchOrders", "GET", "/orders", Orders, false, with(ScopeOrdersRead)),
-		rest("getOrder", "GET", "/orders/{orderId}", Orders, false, with(ScopeOrdersRead)),
+		rest("searchOrders", "GET", "/orders", Orders, false, with(contracts.ScopeOrdersRead)),
+		rest("getOrder", "GET", "/orders/{orderId}", Orders, false, with(contracts.ScopeOrdersRead)),
 
-		rest("listMenus", "GET", "/menus", Menus, false, with(ScopeMenuRead)),
+		rest("listMenus", "GET", "/menus", Menus, false, with(contracts.ScopeMenuRead)),
 		rest("createMenu", "POST", "/menus", Menus, true, menuStructure),
-		rest("listMenuItems", "GET", "/menus/{"+menuID+"}/items", Menus, false, with(ScopeMenuRead), menuID),
+		rest("listMenuItems", "GET", "/menus/{"+menuID+"}/items", Menus, false, with(contracts.ScopeMenuRead), menuID),
 		rest("addMenuItems", "POST", "/menus/{"+menuID+"}/items", Menus, true, menuStructure, menuID),
 		rest("getDraftMenuItem", "GET", "/menus/{"+menuID+"}/items/{"+itemID+"}", Menus, false, menuStructure, menuID, itemID),
 		rest("updateDraftMenuItem", "PATCH", "/menus/{"+menuID+"}/items/{"+itemID+"}", Menus, true, menuStructure, menuID, itemID),

@@ -25,11 +25,11 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"partnerapi.dev/gateway/internal/config"
-	"partnerapi.dev/gateway/internal/grants"
 	"partnerapi.dev/gateway/internal/server"
 	pkgconfig "partnerapi.dev/pkg/config"
 	"partnerapi.dev/pkg/internalctx"
 	"partnerapi.dev/pkg/testenv"
+	"partnerapi.dev/services/contracts"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -64,7 +64,7 @@ type identity struct {
 	kid    string
 	keys   *internalctx.Keyring
 	mu     sync.Mutex
-	grants map[string]*grants.Grant
+	grants map[string]*contracts.Grant
 	calls  map[string]int
 	last   *http.Request
 }
@@ -75,7 +75,7 @@ func newIdentity(t testing.TB) *identity {
 		t.Fatal(err)
 	}
 	keys, _ := internalctx.ParseKeys("k1:" + keySecret)
-	id := &identity{t: t, key: key, kid: "es-1", keys: keys, grants: map[string]*grants.Grant{}, calls: map[string]int{}}
+	id := &identity{t: t, key: key, kid: "es-1", keys: keys, grants: map[string]*contracts.Grant{}, calls: map[string]int{}}
 	id.srv = httptest.NewServer(http.HandlerFunc(id.serve))
 	t.Cleanup(id.srv.Close)
 	return id
@@ -128,7 +128,7 @@ func (id *identity) serve(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func (id *identity) setGrant(g *grants.Grant) {
+func (id *identity) setGrant(g *contracts.Grant) {
 	id.mu.Lock()
 	defer id.mu.Unlock()
 	id.grants[g.GrantID] = g
@@ -140,27 +140,27 @@ func (id *identity) callCount(path string) int {
 	return id.calls[path]
 }
 
-func restaurantGrant(gid string, scopes ...string) *grants.Grant {
+func restaurantGrant(gid string, scopes ...string) *contracts.Grant {
 	if len(scopes) == 0 {
 		scopes = allScopes
 	}
-	return &grants.Grant{GrantID: gid, ClientID: clientID, ClientStatus: "approved", UserID: userID, Status: "active",
+	return &contracts.Grant{GrantID: gid, ClientID: clientID, ClientStatus: "approved", UserID: userID, Status: "active",
 		ExpiresAt: time.Now().Add(24 * time.Hour), Scopes: scopes, Boundary: "restaurant",
-		Restaurants: []grants.Restaurant{{RestaurantID: restA, TimeZone: "Europe/Helsinki", DayStartHour: 4, Currency: "EUR", Country: "FI", OrganizationIDs: []string{orgA}}}}
+		Restaurants: []contracts.GrantRestaurant{{RestaurantID: restA, TimeZone: "Europe/Helsinki", DayStartHour: 4, Currency: "EUR", Country: "FI", OrganizationIDs: []string{orgA}}}}
 }
 
-func orgGrant(gid string, orgs int, scopes ...string) *grants.Grant {
+func orgGrant(gid string, orgs int, scopes ...string) *contracts.Grant {
 	if len(scopes) == 0 {
 		scopes = allScopes
 	}
-	g := &grants.Grant{GrantID: gid, ClientID: clientID, ClientStatus: "approved", UserID: userID, Status: "active",
+	g := &contracts.Grant{GrantID: gid, ClientID: clientID, ClientStatus: "approved", UserID: userID, Status: "active",
 		ExpiresAt: time.Now().Add(24 * time.Hour), Scopes: scopes, Boundary: "organization",
-		Restaurants:   []grants.Restaurant{{RestaurantID: restC, TimeZone: "Europe/Stockholm", DayStartHour: 5, Currency: "SEK", Country: "SE", OrganizationIDs: []string{org1}}},
-		Organizations: []grants.Organization{{OrganizationID: org1, RestaurantIDs: []string{restC}}},
+		Restaurants:   []contracts.GrantRestaurant{{RestaurantID: restC, TimeZone: "Europe/Stockholm", DayStartHour: 5, Currency: "SEK", Country: "SE", OrganizationIDs: []string{org1}}},
+		Organizations: []contracts.GrantOrganization{{OrganizationID: org1, RestaurantIDs: []string{restC}}},
 	}
 	if orgs > 1 {
-		g.Restaurants = append(g.Restaurants, grants.Restaurant{RestaurantID: restD, TimeZone: "Europe/Oslo", Currency: "NOK", Country: "NO", OrganizationIDs: []string{org2}})
-		g.Organizations = append(g.Organizations, grants.Organization{OrganizationID: org2, RestaurantIDs: []string{restD}})
+		g.Restaurants = append(g.Restaurants, contracts.GrantRestaurant{RestaurantID: restD, TimeZone: "Europe/Oslo", Currency: "NOK", Country: "NO", OrganizationIDs: []string{org2}})
+		g.Organizations = append(g.Organizations, contracts.GrantOrganization{OrganizationID: org2, RestaurantIDs: []string{restD}})
 	}
 	return g
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"partnerapi.dev/pkg/localinfra"
+	"partnerapi.dev/services/contracts"
 )
 
 var rateLimitHeader = regexp.MustCompile(`^"partner";r=(\d+);t=(\d+)$`)
@@ -77,7 +78,7 @@ func TestSixtyPerMinuteAcrossTwoReplicas(t *testing.T) {
 		t.Errorf("replica a: %d", r.status)
 	}
 	// Another user of the same client has their own quota.
-	e.id.setGrant(func() *grantsGrant { g := restaurantGrant("g-u2"); g.UserID = "user-2"; return g }())
+	e.id.setGrant(func() *contracts.Grant { g := restaurantGrant("g-u2"); g.UserID = "user-2"; return g }())
 	if r := a.do(t, "GET", path, e.id.token(t, tokenOpts{gid: "g-u2", sub: "user-2"}), nil); r.status != 200 {
 		t.Errorf("other user: %d", r.status)
 	}

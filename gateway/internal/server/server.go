@@ -31,6 +31,7 @@ import (
 	"partnerapi.dev/pkg/apispec"
 	"partnerapi.dev/pkg/httpx"
 	"partnerapi.dev/pkg/internalctx"
+	"partnerapi.dev/services/contracts"
 )
 
 // Header names the gateway sets.
@@ -119,7 +120,7 @@ func New(cfg config.Config, deps Deps) (*fiber.App, *Gateway, error) {
 	g.metadata, _ = json.Marshal(map[string]any{
 		"resource":                 cfg.TokenAudience,
 		"authorization_servers":    []string{cfg.TokenIssuer},
-		"scopes_supported":         routes.AllScopes,
+		"scopes_supported":         contracts.ScopeNames(),
 		"bearer_methods_supported": []string{"header"},
 		"resource_name":            "Restaurant Partner API",
 		"resource_documentation":   cfg.PublicBaseURL + "/v1/openapi.json",

@@ -15,6 +15,7 @@ import (
 
 	"partnerapi.dev/gateway/internal/routes"
 	"partnerapi.dev/pkg/internalctx"
+	"partnerapi.dev/services/contracts"
 )
 
 const menuUUID = "55555555-5555-4555-8555-555555555555"
@@ -202,7 +203,7 @@ func TestOrganizationBoundaryNeedsOrganizationRead(t *testing.T) {
 	g := e.start(nil, "")
 	var scopes []string
 	for _, s := range allScopes {
-		if s != routes.ScopeOrganizationRead {
+		if s != contracts.ScopeOrganizationRead {
 			scopes = append(scopes, s)
 		}
 	}
@@ -210,7 +211,7 @@ func TestOrganizationBoundaryNeedsOrganizationRead(t *testing.T) {
 	tok := e.id.token(t, tokenOpts{gid: "g-org1", scopes: scopes})
 	for _, op := range g.g.Operations() {
 		r := do(t, g, op, concrete(op, restC), tok)
-		if r.status != 403 || !strings.Contains(r.header.Get("WWW-Authenticate"), routes.ScopeOrganizationRead) {
+		if r.status != 403 || !strings.Contains(r.header.Get("WWW-Authenticate"), contracts.ScopeOrganizationRead) {
 			t.Errorf("%s: %d %q", op.ID, r.status, r.header.Get("WWW-Authenticate"))
 		}
 	}
@@ -367,11 +368,11 @@ func TestRevokedExpiredAndSuspendedGrantsAnswer403(t *testing.T) {
 	if got := e.id.callCount("/internal/v1/grants/g-rev"); got != calls {
 		t.Errorf("grant fetched %d more times within the cache lifetime", got-calls)
 	}
-	for _, mutate := range []func(*grantsGrant){
-		func(g *grantsGrant) { g.Status = "revoked" },
-		func(g *grantsGrant) { g.Status = "expired" },
-		func(g *grantsGrant) { g.ExpiresAt = time.Now().Add(-time.Second) },
-		func(g *grantsGrant) { g.ClientStatus = "suspended" },
+	for _, mutate := range []func(*contracts.Grant){
+		func(g *contracts.Grant) { g.Status = "revoked" },
+		func(g *contracts.Grant) { g.Status = "expired" },
+		func(g *contracts.Grant) { g.ExpiresAt = time.Now().Add(-time.Second) },
+		func(g *contracts.Grant) { g.ClientStatus = "suspended" },
 	} {
 		ng := *restaurantGrant("g-rev")
 		mutate(&ng)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/ory/fosite"
 
+	"partnerapi.dev/services/contracts"
 	"partnerapi.dev/services/identity/internal/domain"
 	"partnerapi.dev/services/identity/internal/oauth"
 )
@@ -102,7 +103,7 @@ func (o oauthEndpoints) jwks(w http.ResponseWriter, r *http.Request) {
 func (o oauthEndpoints) metadata(w http.ResponseWriter, _ *http.Request) {
 	iss := o.srv.Settings.Issuer
 	var scopes []string
-	for _, s := range domain.KnownScopes {
+	for _, s := range contracts.Scopes {
 		scopes = append(scopes, s.Name)
 	}
 	w.Header().Set("Cache-Control", "public, max-age=300")

@@ -18,6 +18,7 @@ import (
 
 	"github.com/ory/fosite"
 
+	"partnerapi.dev/services/contracts"
 	"partnerapi.dev/services/identity/internal/domain"
 	"partnerapi.dev/services/identity/internal/oauth"
 	"partnerapi.dev/services/identity/internal/password"
@@ -269,7 +270,7 @@ func (p *Pages) signIn(ctx context.Context, w http.ResponseWriter, r *http.Reque
 func (p *Pages) requestedScopes(ar fosite.AuthorizeRequester, client domain.PartnerClient) []string {
 	requested := []string(ar.GetRequestedScopes())
 	if len(requested) == 0 {
-		requested = []string{domain.ScopeRestaurantRead}
+		requested = []string{contracts.ScopeRestaurantRead}
 	}
 	var out []string
 	for _, s := range requested {

@@ -9,31 +9,13 @@ import (
 	"slices"
 	"strings"
 	"time"
-)
 
-// Scopes of the partner API.
-const (
-	ScopeRestaurantRead   = "svc.restaurant.read"
-	ScopeOrganizationRead = "svc.organization.read"
+	"partnerapi.dev/services/contracts"
 )
-
-// KnownScopes lists every scope, with the plain words the consent page shows.
-var KnownScopes = []struct{ Name, Words string }{
-	{ScopeRestaurantRead, "See the restaurant's name, business identity and settings"},
-	{ScopeOrganizationRead, "See the organizations you manage and which restaurants they include"},
-	{"svc.orders.read", "Read orders and their details"},
-	{"svc.accounting.read", "Read payment reports and refund events"},
-	{"svc.analytics.read", "Read sales analytics used for payment corrections"},
-	{"svc.accounting.corrections.write", "Correct and undo payment methods in the accounts"},
-	{"svc.menu.read", "Read menus and menu items"},
-	{"svc.menu.structure.write", "Create draft menus and edit draft items"},
-	{"svc.menu.publish.write", "Choose which menu is live on the POS and for online ordering"},
-	{"svc.catalog.import.write", "Import new items into a draft menu"},
-}
 
 // ScopeWords returns the plain description of a scope.
 func ScopeWords(s string) string {
-	for _, k := range KnownScopes {
+	for _, k := range contracts.Scopes {
 		if k.Name == s {
 			return k.Words
 		}
@@ -43,7 +25,7 @@ func ScopeWords(s string) string {
 
 // IsKnownScope reports whether s is a scope of the API.
 func IsKnownScope(s string) bool {
-	return slices.ContainsFunc(KnownScopes, func(k struct{ Name, Words string }) bool { return k.Name == s })
+	return slices.ContainsFunc(contracts.Scopes, func(k contracts.Scope) bool { return k.Name == s })
 }
 
 // Boundary is what a grant covers.
@@ -131,14 +113,14 @@ func (g Grant) StatusAt(now time.Time) string {
 // svc.organization.read kept only for an organization boundary.
 func ApprovedScopes(requested, allowed []string, b Boundary) []string {
 	if len(requested) == 0 {
-		requested = []string{ScopeRestaurantRead}
+		requested = []string{contracts.ScopeRestaurantRead}
 	}
 	var out []string
 	for _, s := range requested {
 		if !slices.Contains(allowed, s) || slices.Contains(out, s) {
 			continue
 		}
-		if s == ScopeOrganizationRead && b != BoundaryOrganization {
+		if s == contracts.ScopeOrganizationRead && b != BoundaryOrganization {
 			continue
 		}
 		out = append(out, s)

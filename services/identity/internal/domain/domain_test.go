@@ -5,21 +5,23 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"partnerapi.dev/services/contracts"
 )
 
 func TestApprovedScopes(t *testing.T) {
-	allowed := []string{ScopeRestaurantRead, ScopeOrganizationRead, "svc.orders.read"}
+	allowed := []string{contracts.ScopeRestaurantRead, contracts.ScopeOrganizationRead, "svc.orders.read"}
 	for _, tc := range []struct {
 		name      string
 		requested []string
 		boundary  Boundary
 		want      []string
 	}{
-		{"default scope when none requested", nil, BoundaryRestaurant, []string{ScopeRestaurantRead}},
-		{"intersection with allowed", []string{ScopeRestaurantRead, "svc.menu.read", "svc.orders.read"}, BoundaryRestaurant, []string{ScopeRestaurantRead, "svc.orders.read"}},
-		{"organization scope only for organization boundary", []string{ScopeRestaurantRead, ScopeOrganizationRead}, BoundaryRestaurant, []string{ScopeRestaurantRead}},
-		{"organization scope kept when requested", []string{ScopeRestaurantRead, ScopeOrganizationRead}, BoundaryOrganization, []string{ScopeRestaurantRead, ScopeOrganizationRead}},
-		{"organization scope not added when not requested", []string{ScopeRestaurantRead}, BoundaryOrganization, []string{ScopeRestaurantRead}},
+		{"default scope when none requested", nil, BoundaryRestaurant, []string{contracts.ScopeRestaurantRead}},
+		{"intersection with allowed", []string{contracts.ScopeRestaurantRead, "svc.menu.read", "svc.orders.read"}, BoundaryRestaurant, []string{contracts.ScopeRestaurantRead, "svc.orders.read"}},
+		{"organization scope only for organization boundary", []string{contracts.ScopeRestaurantRead, contracts.ScopeOrganizationRead}, BoundaryRestaurant, []string{contracts.ScopeRestaurantRead}},
+		{"organization scope kept when requested", []string{contracts.ScopeRestaurantRead, contracts.ScopeOrganizationRead}, BoundaryOrganization, []string{contracts.ScopeRestaurantRead, contracts.ScopeOrganizationRead}},
+		{"organization scope not added when not requested", []string{contracts.ScopeRestaurantRead}, BoundaryOrganization, []string{contracts.ScopeRestaurantRead}},
 		{"duplicates dropped", []string{"svc.orders.read", "svc.orders.read"}, BoundaryRestaurant, []string{"svc.orders.read"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

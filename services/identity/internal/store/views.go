@@ -3,7 +3,9 @@ package store
 import (
 	"context"
 	"sort"
+	"time"
 
+	"partnerapi.dev/services/contracts"
 	"partnerapi.dev/services/identity/internal/domain"
 )
 
@@ -230,55 +232,21 @@ func (s *Store) Organizations(ctx context.Context, grantID string) (Organization
 	return out, nil
 }
 
-// InternalGrant is the gateway's view of a grant (GET /internal/v1/grants/{id}).
-type InternalGrant struct {
-	GrantID       string               `json:"grantId"`
-	ClientID      string               `json:"clientId"`
-	ClientStatus  string               `json:"clientStatus"`
-	UserID        string               `json:"userId"`
-	Status        string               `json:"status"`
-	ExpiresAt     string               `json:"expiresAt"`
-	Scopes        []string             `json:"scopes"`
-	Boundary      domain.Boundary      `json:"boundary"`
-	Restaurants   []InternalRestaurant `json:"restaurants"`
-	Organizations []InternalOrg        `json:"organizations"`
-	// RevokedTokenFamilies and RevokedTokenIDs name revoked access tokens
-	// (their fid and jti claims) that may not have expired yet.
-	RevokedTokenFamilies []string `json:"revokedTokenFamilies"`
-	RevokedTokenIDs      []string `json:"revokedTokenIds"`
-}
-
-// InternalRestaurant carries a covered restaurant's current settings.
-type InternalRestaurant struct {
-	RestaurantID    string   `json:"restaurantId"`
-	TimeZone        string   `json:"timeZone"`
-	DayStartHour    int      `json:"dayStartHour"`
-	Currency        string   `json:"currency"`
-	Country         string   `json:"country"`
-	OrganizationIDs []string `json:"organizationIds"`
-}
-
-// InternalOrg lists the restaurants a grant covers through one organization.
-type InternalOrg struct {
-	OrganizationID string   `json:"organizationId"`
-	RestaurantIDs  []string `json:"restaurantIds"`
-}
-
 // InternalGrantView builds the gateway's view in three queries (grant with
 // client, covered restaurants, revoked tokens) plus one for organization
 // grants.
-func (s *Store) InternalGrantView(ctx context.Context, grantID string) (InternalGrant, error) {
+func (s *Store) InternalGrantView(ctx context.Context, grantID string) (contracts.Grant, error) {
 	g, clientStatus, err := s.Grant(ctx, grantID)
 	if err != nil {
-		return InternalGrant{}, err
+		return contracts.Grant{}, err
 	}
 	rows, err := s.covered(ctx, g)
 	if err != nil {
-		return InternalGrant{}, err
+		return contracts.Grant{}, err
 	}
-	out := InternalGrant{GrantID: g.ID, ClientID: g.ClientID, ClientStatus: clientStatus, UserID: g.UserID, Status: g.Status,
-		ExpiresAt: g.ExpiresAt.UTC().Format("2006-01-02T15:04:05Z07:00"), Scopes: g.Scopes, Boundary: g.Boundary,
-		Restaurants: []InternalRestaurant{}, Organizations: []InternalOrg{}}
+	out := contracts.Grant{GrantID: g.ID, ClientID: g.ClientID, ClientStatus: clientStatus, UserID: g.UserID, Status: g.Status,
+		ExpiresAt: g.ExpiresAt.UTC().Truncate(time.Second), Scopes: g.Scopes, Boundary: string(g.Boundary),
+		Restaurants: []contracts.GrantRestaurant{}, Organizations: []contracts.GrantOrganization{}}
 	if out.Scopes == nil {
 		out.Scopes = []string{}
 	}
@@ -294,7 +262,7 @@ func (s *Store) InternalGrantView(ctx context.Context, grantID string) (Internal
 		}
 		for _, id := range orgIDs {
 			orgIdx[id] = len(out.Organizations)
-			out.Organizations = append(out.Organizations, InternalOrg{OrganizationID: id, RestaurantIDs: []string{}})
+			out.Organizations = append(out.Organizations, contracts.GrantOrganization{OrganizationID: id, RestaurantIDs: []string{}})
 		}
 	}
 	for _, r := range rows {
@@ -306,7 +274,7 @@ func (s *Store) InternalGrantView(ctx context.Context, grantID string) (Internal
 			if g.Boundary == domain.BoundaryOrganization || orgs == nil {
 				orgs = []string{}
 			}
-			out.Restaurants = append(out.Restaurants, InternalRestaurant{RestaurantID: r.RestaurantID, TimeZone: r.TimeZone, DayStartHour: r.DayStartHour, Currency: r.Currency, Country: r.Country, OrganizationIDs: orgs})
+			out.Restaurants = append(out.Restaurants, contracts.GrantRestaurant{RestaurantID: r.RestaurantID, TimeZone: r.TimeZone, DayStartHour: r.DayStartHour, Currency: r.Currency, Country: r.Country, OrganizationIDs: orgs})
 		}
 		if r.OrganizationID != "" {
 			out.Restaurants[i].OrganizationIDs = append(out.Restaurants[i].OrganizationIDs, r.OrganizationID)

@@ -1,0 +1,3 @@
+module partnerapi.dev/services/contracts
+
+go 1.26.0

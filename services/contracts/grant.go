@@ -1,0 +1,45 @@
+package contracts
+
+import "time"
+
+// GrantPath is where identity answers a grant lookup; {grantId} is the
+// grant's id.
+const GrantPath = "/internal/v1/grants/{grantId}"
+
+// Grant is identity's answer to the gateway's grant lookup: an owner's
+// approval of a partner client, with what it covers now.
+type Grant struct {
+	GrantID      string `json:"grantId"`
+	ClientID     string `json:"clientId"`
+	ClientStatus string `json:"clientStatus"`
+	UserID       string `json:"userId"`
+	// Status is active, revoked or expired.
+	Status    string    `json:"status"`
+	ExpiresAt time.Time `json:"expiresAt"`
+	Scopes    []string  `json:"scopes"`
+	// Boundary is restaurant or organization.
+	Boundary      string              `json:"boundary"`
+	Restaurants   []GrantRestaurant   `json:"restaurants"`
+	Organizations []GrantOrganization `json:"organizations"`
+	// RevokedTokenFamilies and RevokedTokenIDs name the grant's revoked
+	// access tokens (their fid and jti claims) that may not have expired yet.
+	RevokedTokenFamilies []string `json:"revokedTokenFamilies"`
+	RevokedTokenIDs      []string `json:"revokedTokenIds"`
+}
+
+// GrantRestaurant is one restaurant a grant covers, with its settings.
+type GrantRestaurant struct {
+	RestaurantID    string   `json:"restaurantId"`
+	TimeZone        string   `json:"timeZone"`
+	DayStartHour    int      `json:"dayStartHour"`
+	Currency        string   `json:"currency"`
+	Country         string   `json:"country"`
+	OrganizationIDs []string `json:"organizationIds"`
+}
+
+// GrantOrganization lists the restaurants a grant covers through one
+// organization (organization-boundary grants).
+type GrantOrganization struct {
+	OrganizationID string   `json:"organizationId"`
+	RestaurantIDs  []string `json:"restaurantIds"`
+}
