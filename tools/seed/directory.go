@@ -18,7 +18,6 @@ const (
 	BenchOrganization = "Benchmark Dining Group"
 )
 
-
 // Directory is identity's part of the data set, in the shape of identity's
 // POST /admin/v1/directory/import.
 type Directory struct {
