@@ -35,8 +35,6 @@ type Options struct {
 	HeaderLimit int
 	// Ready lists what /readyz checks.
 	Ready []Check
-	// Metrics, when set, is served at /metrics.
-	Metrics http.Handler
 	// Before runs ahead of every route (after request id and recovery), for
 	// process-wide middleware such as authentication.
 	Before []fiber.Handler
@@ -88,9 +86,6 @@ func New(opts Options, routes func(r fiber.Router)) *fiber.App {
 	}
 	app.Get("/healthz", func(c *fiber.Ctx) error { return c.JSON(fiber.Map{"status": "ok"}) })
 	app.Get("/readyz", readiness(opts.Ready))
-	if opts.Metrics != nil {
-		app.Get("/metrics", adaptor.HTTPHandler(opts.Metrics))
-	}
 	for _, h := range opts.Before {
 		app.Use(h)
 	}
@@ -104,6 +99,22 @@ func New(opts Options, routes func(r fiber.Router)) *fiber.App {
 	})
 	guardServer(app, opts)
 	return app
+}
+
+// NewInternal returns the application of a process's internal listener
+// (INTERNAL_HTTP_ADDR), which only the cluster reaches: /healthz, /readyz,
+// /metrics when metrics is set, and the operator routes registered by routes
+// (nil for none). /metrics has no other way in, so a public application can
+// never expose it.
+func NewInternal(opts Options, metrics http.Handler, routes func(r fiber.Router)) *fiber.App {
+	return New(opts, func(r fiber.Router) {
+		if metrics != nil {
+			r.Get("/metrics", adaptor.HTTPHandler(metrics))
+		}
+		if routes != nil {
+			routes(r)
+		}
+	})
 }
 
 func isOperational(path string) bool {

@@ -50,22 +50,39 @@ type Closer struct {
 	Fn   func(ctx context.Context) error
 }
 
-// Serve answers HTTP on addr until ctx is cancelled, then stops accepting,
-// drains in-flight requests, and runs the closers in order (databases, Redis,
-// telemetry), all within ShutdownTimeout.
-func Serve(ctx context.Context, app *fiber.App, addr string, closers ...Closer) error {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return fmt.Errorf("listen on %s: %w", addr, err)
-	}
-	return ServeListener(ctx, app, ln, closers...)
+// Listener is one application and where it answers: the public surface on
+// HTTP_ADDR, the internal one (metrics, operator API) on INTERNAL_HTTP_ADDR.
+type Listener struct {
+	App  *fiber.App
+	Addr string
+	// Listener, when set, is used instead of listening on Addr (tests use port 0).
+	Listener net.Listener
 }
 
-// ServeListener is Serve on a listener the caller opened (tests use port 0).
-func ServeListener(ctx context.Context, app *fiber.App, ln net.Listener, closers ...Closer) error {
-	errc := make(chan error, 1)
-	go func() { errc <- app.Listener(ln) }()
-	slog.Info("listening", "addr", ln.Addr().String())
+// Serve answers HTTP on every listener until ctx is cancelled or one of them
+// fails, then stops accepting and drains in-flight requests listener by
+// listener in the order given, and runs the closers in order (databases,
+// Redis, telemetry), all within ShutdownTimeout.
+func Serve(ctx context.Context, listeners []Listener, closers ...Closer) error {
+	opened := make([]net.Listener, 0, len(listeners))
+	for _, l := range listeners {
+		ln := l.Listener
+		if ln == nil {
+			var err error
+			if ln, err = net.Listen("tcp", l.Addr); err != nil {
+				for _, o := range opened {
+					_ = o.Close()
+				}
+				return fmt.Errorf("listen on %s: %w", l.Addr, err)
+			}
+		}
+		opened = append(opened, ln)
+	}
+	errc := make(chan error, len(listeners))
+	for i, l := range listeners {
+		go func() { errc <- l.App.Listener(opened[i]) }()
+		slog.Info("listening", "addr", opened[i].Addr().String())
+	}
 
 	var serveErr error
 	select {
@@ -76,8 +93,10 @@ func ServeListener(ctx context.Context, app *fiber.App, ln net.Listener, closers
 	sctx, cancel := context.WithTimeout(context.Background(), ShutdownTimeout)
 	defer cancel()
 	errs := []error{serveErr}
-	if err := app.ShutdownWithContext(sctx); err != nil {
-		errs = append(errs, fmt.Errorf("drain http: %w", err))
+	for i, l := range listeners {
+		if err := l.App.ShutdownWithContext(sctx); err != nil {
+			errs = append(errs, fmt.Errorf("drain http on %s: %w", opened[i].Addr(), err))
+		}
 	}
 	errs = append(errs, Close(sctx, closers...))
 	return errors.Join(errs...)

@@ -25,7 +25,7 @@ func TestServerSpansAndMetrics(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tel.Shutdown(context.Background())
-	app := httpx.New(httpx.Options{Metrics: tel.Handler()}, func(r fiber.Router) {
+	app := httpx.NewInternal(httpx.Options{}, tel.Handler(), func(r fiber.Router) {
 		r.Get("/v1/things/:id", func(c *fiber.Ctx) error { return c.SendString("ok") })
 	})
 	req := httptest.NewRequest("GET", "/v1/things/7", nil)

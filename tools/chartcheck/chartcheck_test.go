@@ -101,6 +101,7 @@ func TestChartsRender(t *testing.T) {
 			report(t, "references", CheckReferences(rel))
 			report(t, "names", CheckNames(rel))
 			report(t, "service accounts", CheckServiceAccounts(rel))
+			report(t, "internal listener", CheckInternalListener(rel))
 
 			kinds := map[string]bool{}
 			for _, o := range rel.Objects {
@@ -111,6 +112,11 @@ func TestChartsRender(t *testing.T) {
 					if !kinds[k+"/"+p] {
 						t.Errorf("%s: no %s for %s", tc.name, k, p)
 					}
+				}
+			}
+			for _, p := range tc.wantProcs {
+				if find(rel, "Service", "rpa-"+p+InternalServiceSuffix) == nil {
+					t.Errorf("%s: no Service rpa-%s%s for the internal listener", tc.name, p, InternalServiceSuffix)
 				}
 			}
 

@@ -12,7 +12,8 @@ func TestChecksCatchBrokenCharts(t *testing.T) {
 	root := repoRoot(t)
 	cases := []struct {
 		name          string
-		file          string // template of the identity chart to edit
+		chart         string // chart to break; empty: identity
+		file          string // template of the chart to edit
 		old, new      string
 		values        map[string]any
 		wantRenderErr string
@@ -69,10 +70,51 @@ func TestChecksCatchBrokenCharts(t *testing.T) {
 			file: "templates/_helpers.tpl", old: "app.kubernetes.io/part-of: {{ .Values.global.partOf }}\n", new: "",
 			check: CheckLabels, wantProblem: "label app.kubernetes.io/part-of is missing",
 		},
+		{
+			name: "public Service exposes the internal port",
+			file: "templates/service.yaml", old: "      targetPort: http\n", new: "      targetPort: internal\n",
+			check: CheckInternalListener, wantProblem: "exposes the internal port (metrics, admin API) on a public Service",
+		},
+		{
+			name: "internal Service also exposes the public port",
+			file: "templates/service-internal.yaml", old: "      targetPort: internal\n", new: "      targetPort: internal\n    - name: http\n      port: 8080\n      targetPort: http\n",
+			check: CheckInternalListener, wantProblem: "an internal Service exposes nothing else",
+		},
+		{
+			name: "admin API served on the public port",
+			file: "templates/_helpers.tpl", old: `INTERNAL_HTTP_ADDR: {{ printf ":%v" .Values.internal.containerPort | quote }}`, new: `INTERNAL_HTTP_ADDR: {{ printf ":%v" .Values.containerPort | quote }}`,
+			check: CheckInternalListener, wantProblem: `INTERNAL_HTTP_ADDR=":8080", want it to listen on container port 9090`,
+		},
+		{
+			name: "Prometheus pointed at the public port",
+			file: "templates/deployment.yaml", old: "prometheus.io/port: {{ .Values.internal.containerPort | quote }}", new: "prometheus.io/port: {{ .Values.containerPort | quote }}",
+			check: CheckInternalListener, wantProblem: "prometheus.io/port is 8080",
+		},
+		{
+			name: "NetworkPolicy admits the internal port from every namespace",
+			file: "templates/networkpolicy.yaml", old: "        - podSelector: {}\n", new: "        - namespaceSelector: {}\n",
+			check: CheckInternalListener, wantProblem: "admits the internal port from every namespace",
+		},
+		{
+			name: "NetworkPolicy admits every port from anywhere",
+			file: "templates/networkpolicy.yaml", old: "  ingress:\n", new: "  ingress:\n    - {}\n",
+			check: CheckInternalListener, wantProblem: "admits the internal port from anywhere",
+		},
+		{
+			name:  "Ingress targets the gateway's internal Service",
+			chart: "gateway",
+			file:  "templates/ingress.yaml", old: `name: {{ include "gateway.fullname" $ }}`, new: `name: {{ include "gateway.fullname" $ }}-internal`,
+			values: map[string]any{"ingress": map[string]any{"enabled": true, "hosts": []any{map[string]any{"host": "api.example.com", "paths": []any{map[string]any{"path": "/"}}}}}},
+			check:  CheckInternalListener, wantProblem: "targets the internal Service rpa-gateway-internal",
+		},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			c, err := LoadChart(filepath.Join(root, "charts", "identity"))
+			name := tc.chart
+			if name == "" {
+				name = "identity"
+			}
+			c, err := LoadChart(filepath.Join(root, "charts", name))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -88,7 +130,7 @@ func TestChecksCatchBrokenCharts(t *testing.T) {
 					}
 				}
 				if !edited {
-					t.Fatalf("identity chart has no %s", tc.file)
+					t.Fatalf("%s chart has no %s", name, tc.file)
 				}
 			}
 			vals := tc.values

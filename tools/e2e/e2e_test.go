@@ -182,6 +182,49 @@ func TestPartnerCallsThroughTheGateway(t *testing.T) {
 			t.Fatalf("service not deployed: %d %s", a.status, a.body)
 		}
 	})
+
+	t.Run("metrics and the admin API only on the internal listeners", func(t *testing.T) {
+		admin := map[string]string{"Authorization": "Bearer " + sys.Secrets["ADMIN_TOKEN"]}
+		public := map[string]string{"gateway": sys.Gateway, "identity": sys.Identity, "orders": sys.Orders}
+		for name, base := range public {
+			if st, body := raw(t, base+"/metrics", nil); st != 404 {
+				t.Errorf("%s public /metrics: %d %.200s", name, st, body)
+			}
+			if st, body := raw(t, sys.Internal[name]+"/metrics", nil); st != 200 || !strings.Contains(body, "go_goroutines") {
+				t.Errorf("%s internal /metrics: %d %.200s", name, st, body)
+			}
+		}
+		if st, body := raw(t, sys.Identity+"/admin/v1/clients", admin); st != 404 {
+			t.Errorf("identity public /admin/v1/clients: %d %.200s", st, body)
+		}
+		if st, body := raw(t, sys.Internal["identity"]+"/admin/v1/clients", admin); st != 200 || !strings.Contains(body, seed.DemoClientID) {
+			t.Errorf("identity internal /admin/v1/clients: %d %.200s", st, body)
+		}
+		for _, path := range []string{"/metrics", "/oauth2/%2e%2e/metrics", "/oauth2/..%2fmetrics", "/oauth2/..%2fadmin/v1/clients", "/oauth2/%2e%2e/admin/v1/clients"} {
+			if st, body := raw(t, sys.Gateway+path, admin); st == 200 || strings.Contains(body, "go_goroutines") || strings.Contains(body, seed.DemoClientID) {
+				t.Errorf("gateway %s: %d %.200s", path, st, body)
+			}
+		}
+	})
+}
+
+// raw sends a GET with headers and returns the status and body.
+func raw(t *testing.T, url string, headers map[string]string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
 }
 
 // TestRevokedAccessTokenIsRefusedByTheGateway revokes the demo token at

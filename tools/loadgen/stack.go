@@ -23,8 +23,11 @@ import (
 
 // Stack is a running bin/devstack.
 type Stack struct {
-	// Gateway, Identity and Orders are the processes' base URLs.
+	// Gateway, Identity and Orders are the processes' public base URLs.
 	Gateway, Identity, Orders string
+	// Internal are the base URLs of the processes' internal listeners
+	// (metrics; identity's admin API), by process name.
+	Internal map[string]string
 	// Token is the demo owner's access token devstack printed.
 	Token string
 	// Secrets are devstack's generated secrets (DIR/secrets.env).
@@ -63,7 +66,12 @@ func StartStack(ctx context.Context, o StackOptions) (*Stack, error) {
 		Gateway:  fmt.Sprintf("http://127.0.0.1:%d", 8080+offset),
 		Identity: fmt.Sprintf("http://127.0.0.1:%d", 8081+offset),
 		Orders:   fmt.Sprintf("http://127.0.0.1:%d", 8082+offset),
-		cmd:      cmd, logs: &syncBuffer{}, exited: make(chan error, 1),
+		Internal: map[string]string{
+			"gateway":  fmt.Sprintf("http://127.0.0.1:%d", 9080+offset),
+			"identity": fmt.Sprintf("http://127.0.0.1:%d", 9081+offset),
+			"orders":   fmt.Sprintf("http://127.0.0.1:%d", 9082+offset),
+		},
+		cmd: cmd, logs: &syncBuffer{}, exited: make(chan error, 1),
 	}
 	cmd.Stderr = s.logs
 	stdout, err := cmd.StdoutPipe()
@@ -162,12 +170,13 @@ func ReadSecrets(path string) (map[string]string, error) {
 	return m, nil
 }
 
-// FreeOffset finds a port offset at which ports 8080..8082 + offset are free.
+// FreeOffset finds a port offset at which devstack's ports 8080..8082 and
+// 9080..9082 (public and internal listeners) + offset are free.
 func FreeOffset() (int, error) {
 	for base := 23000 + os.Getpid()%1000; base < 60000; base += 97 {
 		ok := true
-		for i := range 3 {
-			l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", base+i))
+		for _, port := range []int{base, base + 1, base + 2, base + 1000, base + 1001, base + 1002} {
+			l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
 			if err != nil {
 				ok = false
 				break

@@ -52,7 +52,8 @@ func (c Client) Post(ctx context.Context, url, token, contentType string, body i
 	return nil
 }
 
-// LoadDirectory imports the directory into identity.
+// LoadDirectory imports the directory into identity through its admin API;
+// identityURL is identity's internal listener.
 func (c Client) LoadDirectory(ctx context.Context, identityURL, adminToken string, d Directory) error {
 	return c.PostJSON(ctx, identityURL+"/admin/v1/directory/import", adminToken, d)
 }

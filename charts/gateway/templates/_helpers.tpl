@@ -80,10 +80,11 @@ imagePullSecrets:
 {{- if not (or .Values.global.internalContext.create .Values.global.internalContext.existingSecret) }}true{{ end }}
 {{- end }}
 
-{{/* ConfigMap data: HTTP_ADDR from containerPort, then `config` through tpl. Empty values
+{{/* ConfigMap data: HTTP_ADDR and INTERNAL_HTTP_ADDR from the container ports, then `config` through tpl. Empty values
 are left out so the process applies its own default instead of an empty string. */}}
 {{- define "gateway.configData" -}}
 HTTP_ADDR: {{ printf ":%v" .Values.containerPort | quote }}
+INTERNAL_HTTP_ADDR: {{ printf ":%v" .Values.internal.containerPort | quote }}
 {{- range $k, $v := .Values.config }}
 {{- $rendered := tpl (toString $v) $ }}
 {{- if ne $rendered "" }}

@@ -43,11 +43,11 @@ func run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	app, _, err := server.New(cfg, server.Deps{Redis: rdb, Metrics: tel.Handler()})
+	app, g, err := server.New(cfg, server.Deps{Redis: rdb})
 	if err != nil {
 		return err
 	}
-	return lifecycle.Serve(ctx, app, cfg.HTTPAddr,
+	return lifecycle.Serve(ctx, []lifecycle.Listener{{App: app, Addr: cfg.HTTPAddr}, {App: g.Internal(tel.Handler()), Addr: cfg.InternalHTTPAddr}},
 		lifecycle.Closer{Name: "redis", Fn: func(context.Context) error { return rdb.Close() }},
 		lifecycle.Closer{Name: "telemetry", Fn: tel.Shutdown},
 	)

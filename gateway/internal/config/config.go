@@ -16,8 +16,9 @@ import (
 
 // Config is everything the gateway reads from the environment.
 type Config struct {
-	HTTPAddr      string `env:"HTTP_ADDR, default=127.0.0.1:8080"`
-	PublicBaseURL string `env:"PUBLIC_BASE_URL, default=http://127.0.0.1:8080"`
+	HTTPAddr         string `env:"HTTP_ADDR, default=127.0.0.1:8080"`
+	InternalHTTPAddr string `env:"INTERNAL_HTTP_ADDR, default=127.0.0.1:9080"`
+	PublicBaseURL    string `env:"PUBLIC_BASE_URL, default=http://127.0.0.1:8080"`
 	// TokenAudience defaults to PublicBaseURL + "/v1".
 	TokenAudience string `env:"TOKEN_AUDIENCE"`
 	// TokenIssuer defaults to PublicBaseURL.

@@ -21,7 +21,7 @@ func TestDefaults(t *testing.T) {
 	if err := pkgconfig.LoadMap(context.Background(), &c, base()); err != nil {
 		t.Fatal(err)
 	}
-	if c.HTTPAddr != "127.0.0.1:8080" || c.TokenAudience != "http://127.0.0.1:8080/v1" || c.TokenIssuer != "http://127.0.0.1:8080" ||
+	if c.HTTPAddr != "127.0.0.1:8080" || c.InternalHTTPAddr != "127.0.0.1:9080" || c.TokenAudience != "http://127.0.0.1:8080/v1" || c.TokenIssuer != "http://127.0.0.1:8080" ||
 		c.RateLimitPerMinute != 60 || c.UnauthRateLimitPerMinute != 300 || c.GrantCacheTTL.String() != "5s" || c.MenuNamingSet != "A" ||
 		c.IdentityURL != "http://127.0.0.1:8081" || c.OrdersURL != "" {
 		t.Errorf("%+v", c)

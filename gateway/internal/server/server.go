@@ -52,8 +52,6 @@ const MaxTokenLength = 16 << 10
 // Deps are the gateway's connections, made by the caller.
 type Deps struct {
 	Redis *redis.Client
-	// Metrics is served at /metrics when set.
-	Metrics http.Handler
 	// RateLimitPrefix prefixes Redis keys (tests use a unique one).
 	RateLimitPrefix string
 }
@@ -71,6 +69,7 @@ type Gateway struct {
 	identity  *proxy.Upstream
 	upstreams map[routes.Service]*proxy.Upstream
 	metadata  []byte
+	ready     []httpx.Check
 	now       func() time.Time
 }
 
@@ -130,11 +129,11 @@ func New(cfg config.Config, deps Deps) (*fiber.App, *Gateway, error) {
 	if deps.Redis != nil {
 		ready = append(ready, httpx.Check{Name: "redis", Fn: func(ctx context.Context) error { return deps.Redis.Ping(ctx).Err() }})
 	}
+	g.ready = ready
 	app := httpx.New(httpx.Options{
 		Name:        "gateway",
 		HeaderLimit: HeaderLimit,
 		Ready:       ready,
-		Metrics:     deps.Metrics,
 		Before:      []fiber.Handler{g.edge},
 	}, g.register)
 

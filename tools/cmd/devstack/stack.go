@@ -37,8 +37,13 @@ type process struct {
 	env      func(s *stack) []string
 }
 
-// ports are the local ports of the processes (plus --port-offset).
-var ports = map[string]int{"gateway": 8080, "identity": 8081, "orders": 8082}
+// ports are the local ports of the processes (plus --port-offset): the
+// public listener (HTTP_ADDR) and the internal one (INTERNAL_HTTP_ADDR) with
+// /metrics and identity's admin API.
+var (
+	ports         = map[string]int{"gateway": 8080, "identity": 8081, "orders": 8082}
+	internalPorts = map[string]int{"gateway": 9080, "identity": 9081, "orders": 9082}
+)
 
 // processes in start order; the gateway comes last and stops first.
 var processes = []process{
@@ -80,7 +85,7 @@ func runStack(ctx context.Context, args []string) error {
 	dir := fs.String("data", ".run", "folder for local data and generated secrets")
 	bin := fs.String("bin", "bin", "folder with the built binaries")
 	seedValue := fs.Uint64("seed", 42, "demo data seed")
-	portOffset := fs.Int("port-offset", 0, "added to every process's port (gateway 8080, identity 8081, orders 8082)")
+	portOffset := fs.Int("port-offset", 0, "added to every process's ports (gateway 8080 and 9080, identity 8081 and 9081, orders 8082 and 9082)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -125,7 +130,8 @@ func (s *stack) start(ctx context.Context) error {
 		}
 	}
 	for _, p := range processes {
-		env := append(append([]string{fmt.Sprintf("HTTP_ADDR=127.0.0.1:%d", s.port(p.name))}, common...), p.env(s)...)
+		addrs := []string{fmt.Sprintf("HTTP_ADDR=127.0.0.1:%d", s.port(p.name)), fmt.Sprintf("INTERNAL_HTTP_ADDR=127.0.0.1:%d", s.internalPort(p.name))}
+		env := append(append(addrs, common...), p.env(s)...)
 		c, err := startChild(p.name, filepath.Join(s.bin, p.name), env)
 		if err != nil {
 			return err
@@ -207,7 +213,7 @@ func (s *stack) seedOnce(ctx context.Context) error {
 		return nil
 	}
 	cmd := exec.CommandContext(ctx, filepath.Join(s.bin, "seed"),
-		"--seed", fmt.Sprint(s.seedValue), "--identity-url", s.url("identity"), "--orders-url", s.url("orders"))
+		"--seed", fmt.Sprint(s.seedValue), "--identity-url", s.internalURL("identity"), "--orders-url", s.url("orders"))
 	cmd.Env = append(os.Environ(), "ADMIN_TOKEN="+s.secrets["ADMIN_TOKEN"], "INGEST_TOKEN="+s.secrets["INGEST_TOKEN"])
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if err := cmd.Run(); err != nil {
@@ -260,8 +266,14 @@ Try:
 Approve the demo partner yourself:
 
 %[9]s
+Operators only (internal listeners, never exposed to partners):
+
+  Metrics         %[10]s/metrics   %[11]s/metrics   %[12]s/metrics
+  Admin API       ADMIN_TOKEN=$(grep ^ADMIN_TOKEN= %[13]s | cut -d= -f2-) bin/partnerctl clients list --url %[11]s
+
 Press Ctrl-C to stop.
-`, s.baseURL, access, seed.OwnerEmail, seed.AdminEmail, seed.DemoPassword, seed.DemoClientID, seed.DemoRedirectURI, restaurant, browser)
+`, s.baseURL, access, seed.OwnerEmail, seed.AdminEmail, seed.DemoPassword, seed.DemoClientID, seed.DemoRedirectURI, restaurant, browser,
+		s.internalURL("gateway"), s.internalURL("identity"), s.internalURL("orders"), filepath.Join(s.dir, "secrets.env"))
 	return nil
 }
 
@@ -269,6 +281,13 @@ Press Ctrl-C to stop.
 func (s *stack) url(name string) string { return fmt.Sprintf("http://127.0.0.1:%d", s.port(name)) }
 
 func (s *stack) port(name string) int { return ports[name] + s.portOffset }
+
+// internalURL is the local base URL of a process's internal listener.
+func (s *stack) internalURL(name string) string {
+	return fmt.Sprintf("http://127.0.0.1:%d", s.internalPort(name))
+}
+
+func (s *stack) internalPort(name string) int { return internalPorts[name] + s.portOffset }
 
 func (s *stack) anyExit() <-chan *child {
 	ch := make(chan *child, len(s.children))

@@ -159,7 +159,7 @@ func runOrders(ctx context.Context, args []string) error {
 	g := seed.Generator{Seed: 42}
 	benchOrg := g.ID("organization/bench")
 	logf("loading the bench directory into identity (organization %s)", benchOrg)
-	cmd := exec.CommandContext(ctx, filepath.Join(bin, "seed"), "--size", "bench", "--identity-url", stack.Identity, "--orders-url", "")
+	cmd := exec.CommandContext(ctx, filepath.Join(bin, "seed"), "--size", "bench", "--identity-url", stack.Internal["identity"], "--orders-url", "")
 	cmd.Env = append(os.Environ(), "ADMIN_TOKEN="+stack.Secrets["ADMIN_TOKEN"])
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("seed the bench directory: %w\n%s", err, out)

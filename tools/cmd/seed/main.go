@@ -4,8 +4,10 @@
 //	seed [--seed 42] [--size demo|bench] --identity-url URL --orders-url URL
 //	seed --size bench --orders-out orders.ndjson   (then: orders import --file orders.ndjson)
 //
-// ADMIN_TOKEN (identity's admin API) and INGEST_TOKEN (orders ingestion) come
-// from the environment. --identity-url "" or --orders-url "" skips that part.
+// --identity-url is identity's internal listener (INTERNAL_HTTP_ADDR), where
+// the admin API is. ADMIN_TOKEN (identity's admin API) and INGEST_TOKEN
+// (orders ingestion) come from the environment. --identity-url "" or
+// --orders-url "" skips that part.
 package main
 
 import (
@@ -28,7 +30,7 @@ func run(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("seed", flag.ContinueOnError)
 	seedValue := fs.Uint64("seed", 42, "seed of the random source: same seed, same data")
 	size := fs.String("size", string(seed.SizeDemo), "demo or bench")
-	identityURL := fs.String("identity-url", "http://127.0.0.1:8081", "identity service base URL (empty: skip the directory)")
+	identityURL := fs.String("identity-url", "http://127.0.0.1:9081", "base URL of identity's internal listener, where the admin API is (empty: skip the directory)")
 	ordersURL := fs.String("orders-url", "http://127.0.0.1:8082", "orders service base URL (empty: skip loading orders)")
 	ordersOut := fs.String("orders-out", "", "write the orders as NDJSON to this file ('-' for stdout) instead of loading them")
 	if err := fs.Parse(args); err != nil {

@@ -64,7 +64,7 @@ func serve(ctx context.Context) error {
 		return err
 	}
 	go purgeExpired(ctx, parts)
-	return lifecycle.Serve(ctx, parts.App, cfg.HTTPAddr,
+	return lifecycle.Serve(ctx, []lifecycle.Listener{{App: parts.App, Addr: cfg.HTTPAddr}, {App: parts.Internal, Addr: cfg.InternalHTTPAddr}},
 		lifecycle.Closer{Name: "database", Fn: db.Close},
 		lifecycle.Closer{Name: "telemetry", Fn: tel.Shutdown})
 }

@@ -47,15 +47,22 @@ func TestAgainstRunningIdentity(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	adminLn, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	adminBase := "http://" + adminLn.Addr().String()
 	go func() { _ = parts.App.Listener(ln) }()
+	go func() { _ = parts.Internal.Listener(adminLn) }()
 	defer func() { _ = parts.App.ShutdownWithTimeout(5 * time.Second) }()
+	defer func() { _ = parts.Internal.ShutdownWithTimeout(5 * time.Second) }()
 	t.Setenv("ADMIN_TOKEN", "ctl-admin-token-0123456789")
 
 	ctl := func(args ...string) string {
 		t.Helper()
 		var out bytes.Buffer
 		if args[0] != "token" {
-			args = append(args[:2:2], append([]string{"--url", base}, args[2:]...)...)
+			args = append(args[:2:2], append([]string{"--url", adminBase}, args[2:]...)...)
 		}
 		if err := run(ctx, args, &out); err != nil {
 			t.Fatalf("partnerctl %s: %v", strings.Join(args, " "), err)

@@ -38,7 +38,8 @@ Usage:
   partnerctl keys rotate
   partnerctl token --base-url URL --email EMAIL --password PW --client-id ID [--client-secret S] [--redirect-uri URI] [--scope "a b"] [--restaurant UUID | --organization UUID...] [--json]
 
-Every admin command takes --url (default http://127.0.0.1:8081) and --admin-token (default $ADMIN_TOKEN).
+Every admin command takes --url, identity's internal listener where the admin API is
+(default $IDENTITY_ADMIN_URL, then http://127.0.0.1:9081), and --admin-token (default $ADMIN_TOKEN).
 `
 
 type list []string
@@ -63,7 +64,7 @@ type adminClient struct {
 
 func adminFlags(fs *flag.FlagSet) *adminClient {
 	a := &adminClient{}
-	fs.StringVar(&a.base, "url", envOr("IDENTITY_ADMIN_URL", "http://127.0.0.1:8081"), "identity admin base URL")
+	fs.StringVar(&a.base, "url", envOr("IDENTITY_ADMIN_URL", "http://127.0.0.1:9081"), "base URL of identity's internal listener (INTERNAL_HTTP_ADDR), where the admin API is")
 	fs.StringVar(&a.token, "admin-token", os.Getenv("ADMIN_TOKEN"), "operator token (or $ADMIN_TOKEN)")
 	return a
 }

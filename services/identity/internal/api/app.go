@@ -1,6 +1,7 @@
-// Package api is the identity service's HTTP surface: the OAuth endpoints
-// and pages, partner operations and the gateway's internal API (both behind
-// the gateway-signed internal context), and the operator's admin API.
+// Package api is the identity service's HTTP surface: on the public listener
+// the OAuth endpoints and pages, partner operations and the gateway's internal
+// API (both behind the gateway-signed internal context); on the internal
+// listener the operator's admin API.
 package api
 
 import (
@@ -38,16 +39,17 @@ type Deps struct {
 	Metrics  http.Handler
 }
 
-// MaxBody is the largest request body identity accepts (directory imports).
+// MaxBody is the largest request body the admin API accepts: the directory
+// import of a large demo data set exceeds the partner API's 1 MiB. The public
+// application keeps the default, the gateway's own cap.
 const MaxBody = 16 << 20
 
-// New builds the Fiber application.
+// New builds the public application: the OAuth endpoints and pages, partner
+// operations and the gateway's internal API. The admin API is not on it.
 func New(d Deps) *fiber.App {
 	pages := newPages(d.OAuth, d.Secret, d.Secure, d.GrantTTL)
 	o := oauthEndpoints{srv: d.OAuth}
-	// The directory import of a large demo data set exceeds the partner
-	// API's 1 MiB; partner traffic is capped at 1 MiB by the gateway.
-	return httpx.New(httpx.Options{Name: "identity", Ready: d.Ready, Metrics: d.Metrics, BodyLimit: MaxBody}, func(r fiber.Router) {
+	return httpx.New(httpx.Options{Name: "identity", Ready: d.Ready}, func(r fiber.Router) {
 		r.Get("/.well-known/oauth-authorization-server", mount(o.metadata))
 		r.Get("/oauth2/jwks", mount(o.jwks))
 		r.Get("/oauth2/authorize", mount(pages.ServeHTTP))
@@ -61,7 +63,15 @@ func New(d Deps) *fiber.App {
 		v1.Get("/restaurants", p.restaurants)
 		v1.Get("/organizations", p.organizations)
 		r.Get("/internal/v1/grants/:grantId", internalctx.Require(d.Keyring), p.internalGrant)
+	})
+}
 
+// Internal builds the application of the internal listener
+// (INTERNAL_HTTP_ADDR), which only the cluster reaches: the operator's admin
+// API and metrics. No path of the public listener, and so none the gateway
+// forwards, leads to it; the admin token is a second lock, not the only one.
+func Internal(d Deps) *fiber.App {
+	return httpx.NewInternal(httpx.Options{Name: "identity", Ready: d.Ready, BodyLimit: MaxBody}, d.Metrics, func(r fiber.Router) {
 		a := admin{st: d.Store, keys: d.OAuth.Keys}
 		g := r.Group("/admin/v1", requireAdmin(d.AdminToken))
 		g.Post("/directory/import", a.importDirectory)

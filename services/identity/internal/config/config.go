@@ -17,6 +17,7 @@ import (
 // Config is everything the identity process reads from its environment.
 type Config struct {
 	HTTPAddr                string `env:"HTTP_ADDR, default=127.0.0.1:8081"`
+	InternalHTTPAddr        string `env:"INTERNAL_HTTP_ADDR, default=127.0.0.1:9081"`
 	Database                database.Config
 	InternalContextKeys     pkgconfig.Secret `env:"INTERNAL_CONTEXT_KEYS"`
 	PublicBaseURL           string           `env:"PUBLIC_BASE_URL, default=http://127.0.0.1:8080"`

@@ -18,7 +18,7 @@ func TestLoad(t *testing.T) {
 	if err := pkgconfig.LoadMap(context.Background(), &c, base); err != nil {
 		t.Fatal(err)
 	}
-	if c.HTTPAddr != "127.0.0.1:8081" || c.PublicBaseURL != "http://127.0.0.1:8080" || c.TokenAudience != "http://127.0.0.1:8080/v1" ||
+	if c.HTTPAddr != "127.0.0.1:8081" || c.InternalHTTPAddr != "127.0.0.1:9081" || c.PublicBaseURL != "http://127.0.0.1:8080" || c.TokenAudience != "http://127.0.0.1:8080/v1" ||
 		c.AccessTokenTTL != 15*time.Minute || c.RefreshTokenTTL != 720*time.Hour || c.GrantTTL != 8760*time.Hour || c.Secure() {
 		t.Fatalf("defaults: %+v", c)
 	}

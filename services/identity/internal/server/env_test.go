@@ -51,12 +51,14 @@ var (
 )
 
 type env struct {
-	t     *testing.T
-	base  string
-	parts *server.Parts
-	db    *database.DB
-	cfg   idconfig.Config
-	ring  *internalctx.Keyring
+	t    *testing.T
+	base string
+	// internal is the base URL of the internal listener (admin API, metrics).
+	internal string
+	parts    *server.Parts
+	db       *database.DB
+	cfg      idconfig.Config
+	ring     *internalctx.Keyring
 }
 
 func newEnv(t testing.TB, mutate ...func(*idconfig.Config)) *env {
@@ -81,17 +83,23 @@ func newEnv(t testing.TB, mutate ...func(*idconfig.Config)) *env {
 	for _, m := range mutate {
 		m(&cfg)
 	}
-	parts, err := server.Build(ctx, cfg, db, nil)
+	parts, err := server.Build(ctx, cfg, db, stubMetrics)
+	if err != nil {
+		t.Fatal(err)
+	}
+	internalLn, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	go func() { _ = parts.App.Listener(ln) }()
+	go func() { _ = parts.Internal.Listener(internalLn) }()
 	t.Cleanup(func() {
 		_ = parts.App.ShutdownWithTimeout(5 * time.Second)
+		_ = parts.Internal.ShutdownWithTimeout(5 * time.Second)
 		_ = db.Close(ctx)
 	})
 	ring, _ := internalctx.ParseKeys(ctxKeys)
-	e := &env{base: cfg.PublicBaseURL, parts: parts, db: db, cfg: cfg, ring: ring}
+	e := &env{base: cfg.PublicBaseURL, internal: "http://" + internalLn.Addr().String(), parts: parts, db: db, cfg: cfg, ring: ring}
 	if tt, ok := t.(*testing.T); ok {
 		e.t = tt
 	}
@@ -138,20 +146,30 @@ func (e *env) seed(t testing.TB) {
 	}
 }
 
-// admin calls the admin API and decodes the answer into out.
+// stubMetrics stands in for the telemetry handler on the internal listener.
+var stubMetrics = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("identity_test_metric 1\n")) })
+
+// admin calls the admin API on the internal listener and decodes the answer
+// into out.
 func (e *env) admin(t testing.TB, method, path string, body any, out any) int {
 	t.Helper()
-	return e.call(t, method, path, body, out, map[string]string{"Authorization": "Bearer " + adminToken})
+	return e.send(t, e.internal, method, path, body, out, map[string]string{"Authorization": "Bearer " + adminToken})
 }
 
+// call sends a request to the public listener.
 func (e *env) call(t testing.TB, method, path string, body any, out any, headers map[string]string) int {
+	t.Helper()
+	return e.send(t, e.base, method, path, body, out, headers)
+}
+
+func (e *env) send(t testing.TB, base, method, path string, body any, out any, headers map[string]string) int {
 	t.Helper()
 	var r io.Reader
 	if body != nil {
 		b, _ := json.Marshal(body)
 		r = bytes.NewReader(b)
 	}
-	req, _ := http.NewRequest(method, e.base+path, r)
+	req, _ := http.NewRequest(method, base+path, r)
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}

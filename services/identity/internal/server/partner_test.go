@@ -193,7 +193,7 @@ func TestInternalAndAdminRefusals(t *testing.T) {
 		t.Fatalf("partner route without context: %d", st)
 	}
 	for _, h := range []map[string]string{nil, {"Authorization": "Bearer wrong"}, {"Authorization": adminToken}} {
-		if st := e.call(t, http.MethodGet, "/admin/v1/clients", nil, &env, h); st != 401 || env["error"] != "invalid_token" {
+		if st := e.send(t, e.internal, http.MethodGet, "/admin/v1/clients", nil, &env, h); st != 401 || env["error"] != "invalid_token" {
 			t.Fatalf("admin auth %v: %d %v", h, st, env)
 		}
 	}
@@ -219,7 +219,7 @@ func TestAdminImportIsIdempotentAndStrict(t *testing.T) {
 	}
 
 	bad := `{"users":[{"userId":"nope","email":"x","name":"","password":"short"}],"restaurants":[{"restaurantId":"` + restA + `","name":"A","timeZone":"Mars/Olympus","dayStartHour":24,"currency":"eur","country":"XX","registeredName":"A","businessId":"1","organizationIds":[]}],"memberships":[{"userId":"` + userOwner + `","restaurantId":null,"organizationId":null,"role":"owner"}],"partnerClients":[{"clientId":"p1","name":"P","type":"confidential","secret":null,"redirectUris":["http://example.com/cb"],"allowedScopes":["svc.nope"],"status":"approved"}]}`
-	req, _ := http.NewRequest(http.MethodPost, e.base+"/admin/v1/directory/import", strings.NewReader(bad))
+	req, _ := http.NewRequest(http.MethodPost, e.internal+"/admin/v1/directory/import", strings.NewReader(bad))
 	req.Header.Set("Authorization", "Bearer "+adminToken)
 	req.Header.Set("Content-Type", "application/json")
 	var env map[string]string
@@ -232,7 +232,7 @@ func TestAdminImportIsIdempotentAndStrict(t *testing.T) {
 			t.Errorf("message does not name %s: %s", field, env["message"])
 		}
 	}
-	req, _ = http.NewRequest(http.MethodPost, e.base+"/admin/v1/directory/import", strings.NewReader(`{"users":[],"extra":1}`))
+	req, _ = http.NewRequest(http.MethodPost, e.internal+"/admin/v1/directory/import", strings.NewReader(`{"users":[],"extra":1}`))
 	req.Header.Set("Authorization", "Bearer "+adminToken)
 	if st := doJSON(t, req, &env); st != 400 || !strings.Contains(env["message"], "extra") {
 		t.Fatalf("unknown field: %d %v", st, env)

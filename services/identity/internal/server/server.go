@@ -24,10 +24,14 @@ import (
 
 // Parts are the assembled pieces, exposed for tests.
 type Parts struct {
-	App   *fiber.App
-	Store *store.Store
-	OAuth *oauth.Server
-	Keys  *oauth.Keys
+	// App is the public application (HTTP_ADDR).
+	App *fiber.App
+	// Internal is the internal application (INTERNAL_HTTP_ADDR): admin API
+	// and metrics.
+	Internal *fiber.App
+	Store    *store.Store
+	OAuth    *oauth.Server
+	Keys     *oauth.Keys
 }
 
 // Build assembles the service on an open database. It creates the first
@@ -56,13 +60,13 @@ func Build(ctx context.Context, cfg config.Config, db *database.DB, metrics http
 		Issuer: cfg.PublicBaseURL, Audience: cfg.TokenAudience,
 		AccessTokenTTL: cfg.AccessTokenTTL, RefreshTokenTTL: cfg.RefreshTokenTTL, Secret: encKey,
 	})
-	app := api.New(api.Deps{
+	deps := api.Deps{
 		Store: st, OAuth: srv, Keyring: keyring, AdminToken: cfg.AdminToken.Reveal(),
 		Secret: encKey, Secure: cfg.Secure(), GrantTTL: cfg.GrantTTL,
 		Ready:   []httpx.Check{{Name: "database", Fn: db.Ping}},
 		Metrics: metrics,
-	})
-	return &Parts{App: app, Store: st, OAuth: srv, Keys: keys}, nil
+	}
+	return &Parts{App: api.New(deps), Internal: api.Internal(deps), Store: st, OAuth: srv, Keys: keys}, nil
 }
 
 // Migrate applies the identity schema's migrations.

@@ -1,7 +1,7 @@
 // Command orders serves order search and details, migrates the orders schema
 // and imports NDJSON order files.
 //
-//	orders [serve]                       answer HTTP on HTTP_ADDR
+//	orders [serve]                       answer HTTP on HTTP_ADDR (metrics on INTERNAL_HTTP_ADDR)
 //	orders migrate                       apply the schema migrations
 //	orders import [--file path.ndjson]   load orders (stdin when no file) with COPY
 package main
@@ -66,8 +66,8 @@ func serve(ctx context.Context) error {
 		return err
 	}
 	h := &api.Handlers{Repo: &store.Store{DB: db.SQL}, Cursors: cursor.New(cursorKey), Keys: keys, IngestToken: cfg.IngestToken.Reveal()}
-	app := h.App([]httpx.Check{{Name: "database", Fn: db.Ping}}, tel.Handler())
-	return lifecycle.Serve(ctx, app, cfg.HTTPAddr,
+	ready := []httpx.Check{{Name: "database", Fn: db.Ping}}
+	return lifecycle.Serve(ctx, []lifecycle.Listener{{App: h.App(ready), Addr: cfg.HTTPAddr}, {App: api.Internal(ready, tel.Handler()), Addr: cfg.InternalHTTPAddr}},
 		lifecycle.Closer{Name: "database", Fn: db.Close},
 		lifecycle.Closer{Name: "telemetry", Fn: tel.Shutdown})
 }

@@ -43,9 +43,16 @@ func (h *Handlers) Routes(r fiber.Router) {
 	g.Get("/:orderId", h.details)
 }
 
-// App builds the Fiber application (used by serve and by tests).
-func (h *Handlers) App(ready []httpx.Check, metrics http.Handler) *fiber.App {
-	return httpx.New(httpx.Options{Name: "orders", BodyLimit: IngestBodyLimit, Ready: ready, Metrics: metrics}, h.Routes)
+// App builds the public application (used by serve and by tests).
+func (h *Handlers) App(ready []httpx.Check) *fiber.App {
+	return httpx.New(httpx.Options{Name: "orders", BodyLimit: IngestBodyLimit, Ready: ready}, h.Routes)
+}
+
+// Internal builds the application of the internal listener
+// (INTERNAL_HTTP_ADDR), which only the cluster reaches: health, readiness and
+// metrics.
+func Internal(ready []httpx.Check, metrics http.Handler) *fiber.App {
+	return httpx.NewInternal(httpx.Options{Name: "orders", Ready: ready}, metrics, nil)
 }
 
 type tenant struct {

@@ -62,7 +62,7 @@ func newEnv(t testing.TB) *env {
 		t.Fatal(err)
 	}
 	h := &api.Handlers{Repo: &store.Store{DB: db.SQL}, Cursors: cursor.New(bytes.Repeat([]byte{9}, 32)), Keys: keys, IngestToken: token}
-	return &env{t: t, app: h.App(nil, nil), keys: keys, db: db}
+	return &env{t: t, app: h.App(nil), keys: keys, db: db}
 }
 
 // sign adds the internal context the gateway sends for tenant.

@@ -19,6 +19,7 @@ type Database struct {
 // Serve is what serve needs.
 type Serve struct {
 	HTTPAddr            string `env:"HTTP_ADDR, default=127.0.0.1:8082"`
+	InternalHTTPAddr    string `env:"INTERNAL_HTTP_ADDR, default=127.0.0.1:9082"`
 	Database            database.Config
 	InternalContextKeys config.Secret `env:"INTERNAL_CONTEXT_KEYS, required"`
 	CursorKey           config.Secret `env:"CURSOR_KEY, required"`

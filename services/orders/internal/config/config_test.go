@@ -19,7 +19,7 @@ func TestServeConfig(t *testing.T) {
 	if err := pkgconfig.LoadMap(context.Background(), &c, good); err != nil {
 		t.Fatal(err)
 	}
-	if c.HTTPAddr != "127.0.0.1:8082" {
+	if c.HTTPAddr != "127.0.0.1:8082" || c.InternalHTTPAddr != "127.0.0.1:9082" {
 		t.Fatalf("default address %q", c.HTTPAddr)
 	}
 	for variable, value := range map[string]string{
