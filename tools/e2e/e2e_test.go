@@ -4,10 +4,12 @@
 package e2e
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -206,6 +208,70 @@ func TestPartnerCallsThroughTheGateway(t *testing.T) {
 			}
 		}
 	})
+
+	t.Run("bad requests get the envelope and nothing of the request", func(t *testing.T) {
+		envelope := func(what string, a answer) {
+			t.Helper()
+			if a.header.Get("X-Request-Id") == "" || a.header.Get("RateLimit-Policy") == "" || !bytes.Contains(a.body, []byte(`"request_id"`)) {
+				t.Errorf("%s: %d %v %s", what, a.status, a.header, a.body)
+			}
+		}
+		addr := strings.TrimPrefix(sys.Gateway, "http://")
+		for _, req := range []string{
+			"POST /v1/restaurants HTTP/1.1\r\nHost: x\r\nContent-Length: x\r\nAuthorization: Bearer " + sys.Token + "\r\n\r\n",
+			"GET /v1/restaurants HTTP/1.1\r\nHost: x\r\nAuthorization : Bearer " + sys.Token + "\r\n\r\n",
+		} {
+			a := rawRequest(t, addr, req)
+			envelope("malformed", a)
+			if a.status != 400 || bytes.Contains(a.body, []byte(sys.Token[:40])) {
+				t.Errorf("malformed request: %d %s", a.status, a.body)
+			}
+		}
+		for _, v := range []string{"a%00b", "%ff%fe", "%c3%28", "%ed%a0%80", "%c0%af"} {
+			a := get(t, sys, "/v1/restaurants/"+aalto+"/orders?order_id="+v, sys.Token)
+			if a.status != 400 || !bytes.Contains(a.body, []byte("order_id")) {
+				t.Errorf("order_id=%s: %d %s", v, a.status, a.body)
+			}
+		}
+		if a := get(t, sys, "/v1/restaurants/"+aalto+"/orders/a%00b", sys.Token); a.status != 400 || !bytes.Contains(a.body, []byte("orderId")) {
+			t.Errorf("orderId a%%00b: %d %s", a.status, a.body)
+		}
+		a := rawRequest(t, addr, "FOO /v1/restaurants HTTP/1.1\r\nHost: x\r\n\r\n")
+		envelope("unknown method", a)
+		if a.status != 405 {
+			t.Errorf("unknown method: %d %s", a.status, a.body)
+		}
+		// Each text filter at its longest, percent-encoded: over 5 KB of query.
+		long := url.Values{"start_date": {"2026-03-01"}, "end_date": {"2026-03-31"}, "order_id": {strings.Repeat("€", 255)},
+			"receipt_reference": {strings.Repeat("€", 255)}, "item_name": {strings.Repeat("€", 100)}}
+		if a := get(t, sys, "/v1/restaurants/"+aalto+"/orders?"+long.Encode(), sys.Token); a.status != 200 {
+			t.Errorf("longest legal search: %d %s", a.status, a.body)
+		}
+		if a := get(t, sys, "/v1/restaurants", strings.Repeat("a", 100<<10)); a.status != 401 {
+			t.Errorf("100 KB token: %d %s", a.status, a.body)
+		}
+	})
+}
+
+// rawRequest writes request bytes as they are and reads one answer.
+func rawRequest(t *testing.T, addr, request string) answer {
+	t.Helper()
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := io.WriteString(conn, request); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return answer{resp.StatusCode, resp.Header, body}
 }
 
 // raw sends a GET with headers and returns the status and body.
