@@ -3,6 +3,7 @@ module partnerapi.dev/services/orders
 go 1.26.0
 
 require (
+	partnerapi.dev/services/contracts v0.0.0
 	github.com/gofiber/fiber/v2 v2.52.15
 	github.com/jackc/pgx/v5 v5.12.0
 	partnerapi.dev/pkg v0.0.0
@@ -86,3 +87,5 @@ require (
 )
 
 replace partnerapi.dev/pkg => ../../pkg
+
+replace partnerapi.dev/services/contracts => ../contracts

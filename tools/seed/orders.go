@@ -14,6 +14,9 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"partnerapi.dev/pkg/bizdate"
+	"partnerapi.dev/services/contracts"
 )
 
 // OrdersEndDate is the last business date of the generated order history
@@ -28,120 +31,18 @@ const OrderDays = 120
 // BenchOrders is how many orders the bench size adds over the bench restaurants.
 const BenchOrders = 1_000_000
 
-// Order is one NDJSON ingestion record of the orders service
-// (POST /internal/v1/orders/ingest, `orders import`); docs/orders.md
-// documents every field.
-type Order struct {
-	RestaurantID          string             `json:"restaurantId"`
-	TimeZone              string             `json:"timeZone"`
-	DayStartHour          int                `json:"dayStartHour"`
-	Currency              string             `json:"currency"`
-	Country               string             `json:"country"`
-	OrderID               string             `json:"orderId"`
-	RestaurantOrderNumber int64              `json:"restaurantOrderNumber"`
-	ReceiptHash           string             `json:"receiptHash"`
-	OccurredAt            string             `json:"occurredAt"`
-	OrderType             string             `json:"orderType"`
-	TableNumber           *int               `json:"tableNumber"`
-	Status                string             `json:"status"`
-	PaymentMethod         string             `json:"paymentMethod"`
-	OrderOrigin           OrderOrigin        `json:"orderOrigin"`
-	OriginalAmountMinor   int64              `json:"originalAmountMinor"`
-	TotalAmountMinor      int64              `json:"totalAmountMinor"`
-	VatMinor              int64              `json:"vatMinor"`
-	RefundAmountMinor     int64              `json:"refundAmountMinor"`
-	DiscountAmountMinor   int64              `json:"discountAmountMinor"`
-	GrossSalesMinor       int64              `json:"grossSalesMinor"`
-	NetSalesMinor         int64              `json:"netSalesMinor"`
-	TipAmountMinor        int64              `json:"tipAmountMinor"`
-	VatAllocationMethod   string             `json:"vatAllocationMethod"`
-	TaxCountryCode        string             `json:"taxCountryCode"`
-	TaxRatesAsOf          string             `json:"taxRatesAsOf"`
-	Lines                 []OrderLine        `json:"lines"`
-	VatRows               []OrderVatRow      `json:"vatRows"`
-	RefundedItems         []RefundedItem     `json:"refundedItems"`
-	PaymentReferences     []PaymentReference `json:"paymentReferences"`
-}
-
-// OrderOrigin says where an order came from: kind pos, online or
-// marketplace, with the marketplace as provider.
-type OrderOrigin struct {
-	Kind     string  `json:"kind"`
-	Provider *string `json:"provider"`
-}
-
-// OrderLine is one line of an order.
-type OrderLine struct {
-	LineID                 string           `json:"lineId"`
-	CatalogItemID          string           `json:"catalogItemId"`
-	CatalogItemKind        string           `json:"catalogItemKind"`
-	CatalogCategoryID      string           `json:"catalogCategoryId"`
-	MenuID                 string           `json:"menuId"`
-	Name                   string           `json:"name"`
-	Category               string           `json:"category"`
-	ItemType               string           `json:"itemType"`
-	Quantity               int              `json:"quantity"`
-	UnitPriceMinor         int64            `json:"unitPriceMinor"`
-	OriginalUnitPriceMinor *int64           `json:"originalUnitPriceMinor"`
-	GrossAmountMinor       int64            `json:"grossAmountMinor"`
-	DiscountAmountMinor    int64            `json:"discountAmountMinor"`
-	VatAmountMinor         int64            `json:"vatAmountMinor"`
-	TaxEvidence            string           `json:"taxEvidence"`
-	TaxCountryCode         string           `json:"taxCountryCode"`
-	TaxRatesAsOf           string           `json:"taxRatesAsOf"`
-	VatRates               []LineVatRate    `json:"vatRates"`
-	SelectedOptions        []SelectedOption `json:"selectedOptions"`
-}
-
-// LineVatRate is one rate's VAT on a line.
-type LineVatRate struct {
-	Category       string `json:"category"`
-	RateBps        int    `json:"rateBps"`
-	VatAmountMinor int64  `json:"vatAmountMinor"`
-}
-
-// SelectedOption is an option chosen on a line.
-type SelectedOption struct {
-	OptionID         string `json:"optionId"`
-	OptionGroupID    string `json:"optionGroupId"`
-	Name             string `json:"name"`
-	Quantity         int    `json:"quantity"`
-	UnitPriceMinor   int64  `json:"unitPriceMinor"`
-	GrossAmountMinor int64  `json:"grossAmountMinor"`
-	VatAmountMinor   int64  `json:"vatAmountMinor"`
-}
-
-// OrderVatRow is the order's VAT for one rate category, as sold.
-type OrderVatRow struct {
-	Category         string `json:"category"`
-	RateBps          int    `json:"rateBps"`
-	GrossAmountMinor int64  `json:"grossAmountMinor"`
-	NetAmountMinor   int64  `json:"netAmountMinor"`
-	VatAmountMinor   int64  `json:"vatAmountMinor"`
-}
-
-// RefundedItem is a returned quantity of one line.
-type RefundedItem struct {
-	LineID        string `json:"lineId"`
-	CatalogItemID string `json:"catalogItemId"`
-	Name          string `json:"name"`
-	Quantity      int    `json:"quantity"`
-	AmountMinor   int64  `json:"amountMinor"`
-	RefundedAt    string `json:"refundedAt"`
-}
-
-// PaymentReference is payment tracking evidence (no card data).
-type PaymentReference struct {
-	Provider            string  `json:"provider"`
-	ReceiptHash         *string `json:"receiptHash"`
-	CheckoutID          *string `json:"checkoutId"`
-	TransactionID       *string `json:"transactionId"`
-	TransactionCode     *string `json:"transactionCode"`
-	SessionID           *string `json:"sessionId"`
-	RecordedAmountMinor int64   `json:"recordedAmountMinor"`
-	Currency            string  `json:"currency"`
-	CreatedAt           string  `json:"createdAt"`
-}
+// The orders service's ingestion record and its parts (package contracts):
+// the seed writes exactly what the service reads.
+type (
+	Order            = contracts.OrderRecord
+	OrderOrigin      = contracts.OrderOrigin
+	OrderLine        = contracts.OrderLine
+	LineVatRate      = contracts.LineVatRate
+	SelectedOption   = contracts.SelectedOption
+	OrderVatRow      = contracts.OrderVatRow
+	RefundedItem     = contracts.RefundedItem
+	PaymentReference = contracts.PaymentReference
+)
 
 // rate is a VAT (or sales tax) rate category valid from a date, in
 // millionths (255000 is 25.5 %), so New York's 8.875 % is exact.
@@ -182,6 +83,35 @@ func rateAsOf(country, category, date string) (int, string) {
 		}
 	}
 	return 0, date
+}
+
+// rateDates holds each rate's start date once, shared by the lines that cite it.
+var rateDates = func() map[string]*bizdate.Date {
+	m := map[string]*bizdate.Date{}
+	for _, cats := range countryRates {
+		for _, rates := range cats {
+			for _, r := range rates {
+				d, err := bizdate.Parse(r.from)
+				if err != nil {
+					panic(err)
+				}
+				m[r.from] = &d
+			}
+		}
+	}
+	return m
+}()
+
+// dateOf is the shared date of a rate start, or a new one for another date.
+func dateOf(s string) *bizdate.Date {
+	if d, ok := rateDates[s]; ok {
+		return d
+	}
+	d, err := bizdate.Parse(s)
+	if err != nil {
+		panic(err)
+	}
+	return &d
 }
 
 type menuItem struct {
@@ -263,25 +193,27 @@ var marketplaces = map[string][]string{"FI": {"wolt", "foodora"}, "SE": {"wolt",
 
 // catalog is one restaurant's menu with stable ids.
 type catalog struct {
-	menuID string
-	items  []catalogItem
+	menuID  string
+	country *string
+	items   []catalogItem
 }
 
 type catalogItem struct {
 	menuItem
-	id, categoryID string
-	optionIDs      []string
-	groupIDs       []string
+	// Made once per catalog: every line of the item points at them.
+	id, categoryID, menuID, categoryRef, itemTypeRef *string
+	optionIDs, groupIDs                              []*string
 }
 
 func (g Generator) catalogFor(r Restaurant) catalog {
-	c := catalog{menuID: g.ID("menu/" + r.RestaurantID + "/main")}
+	c := catalog{menuID: g.ID("menu/" + r.RestaurantID + "/main"), country: ptr(r.Country)}
 	for _, it := range menus[r.Country] {
-		ci := catalogItem{menuItem: it, id: g.ID("catalog-item/" + r.RestaurantID + "/" + it.name),
-			categoryID: g.ID("catalog-category/" + r.RestaurantID + "/" + it.category)}
+		ci := catalogItem{menuItem: it, id: ptr(g.ID("catalog-item/" + r.RestaurantID + "/" + it.name)),
+			categoryID: ptr(g.ID("catalog-category/" + r.RestaurantID + "/" + it.category)),
+			menuID:     &c.menuID, categoryRef: ptr(it.category), itemTypeRef: ptr(it.itemType)}
 		for _, o := range it.options {
-			ci.optionIDs = append(ci.optionIDs, g.ID("option/"+r.RestaurantID+"/"+o.group+"/"+o.name))
-			ci.groupIDs = append(ci.groupIDs, g.ID("option-group/"+r.RestaurantID+"/"+o.group))
+			ci.optionIDs = append(ci.optionIDs, ptr(g.ID("option/"+r.RestaurantID+"/"+o.group+"/"+o.name)))
+			ci.groupIDs = append(ci.groupIDs, ptr(g.ID("option-group/"+r.RestaurantID+"/"+o.group)))
 		}
 		c.items = append(c.items, ci)
 	}
@@ -469,7 +401,11 @@ func hexID(rnd *rand.Rand, prefix string, n int) string {
 
 func ptr[T any](v T) *T { return &v }
 
-func ts(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
+// ms is t in UTC to the millisecond, as a POS reports it.
+func ms(t time.Time) time.Time { return t.UTC().Truncate(time.Millisecond) }
+
+// menuItemKind is the catalog item kind of every seeded line.
+var menuItemKind = "menu_item"
 
 // taxOf splits an amount at a rate in millionths: EU prices include VAT;
 // US sales tax is added on top.
@@ -487,10 +423,10 @@ func (g Generator) order(rnd *rand.Rand, r Restaurant, cat catalog, number int64
 	local := at.In(mustLoc(r.TimeZone))
 	saleDate := local.Format(time.DateOnly)
 	o := Order{
-		RestaurantID: r.RestaurantID, TimeZone: r.TimeZone, DayStartHour: r.DayStartHour, Currency: r.Currency, Country: r.Country,
+		RestaurantID: r.RestaurantID, TimeZone: r.TimeZone, DayStartHour: ptr(r.DayStartHour), Currency: r.Currency, Country: r.Country,
 		OrderID:               hexID(rnd, "ord_", 12),
 		RestaurantOrderNumber: number,
-		OccurredAt:            ts(at),
+		OccurredAt:            ptr(ms(at)),
 		Status:                "paid",
 		VatAllocationMethod:   "stored",
 		TaxCountryCode:        r.Country,
@@ -529,7 +465,7 @@ func (g Generator) order(rnd *rand.Rand, r Restaurant, cat catalog, number int64
 			o.OrderType = "takeaway"
 		}
 	}
-	o.OrderOrigin = origin
+	o.OrderOrigin = &origin
 	o.PaymentMethod = method
 
 	// evidence: a few orders carry legacy or unknown VAT evidence
@@ -573,10 +509,10 @@ func (g Generator) order(rnd *rand.Rand, r Restaurant, cat catalog, number int64
 			unit = unit * 8 / 10
 		}
 		line := OrderLine{
-			LineID: hexID(rnd, "", 16), CatalogItemID: it.id, CatalogItemKind: "menu_item", CatalogCategoryID: it.categoryID,
-			MenuID: cat.menuID, Name: it.name, Category: it.category, ItemType: it.itemType, Quantity: qty,
-			UnitPriceMinor: unit, OriginalUnitPriceMinor: original, TaxEvidence: evidence, TaxCountryCode: r.Country,
-			TaxRatesAsOf: from, SelectedOptions: []SelectedOption{},
+			LineID: hexID(rnd, "", 16), CatalogItemID: it.id, CatalogItemKind: &menuItemKind, CatalogCategoryID: it.categoryID,
+			MenuID: it.menuID, Name: it.name, Category: it.categoryRef, ItemType: it.itemTypeRef, Quantity: qty,
+			UnitPriceMinor: unit, OriginalUnitPriceMinor: original, TaxEvidence: evidence, TaxCountryCode: cat.country,
+			TaxRatesAsOf: dateOf(from), SelectedOptions: []SelectedOption{},
 		}
 		line.LineID = line.LineID[:8] + "-" + line.LineID[8:12] + "-4" + line.LineID[13:16] + "-8" + line.LineID[17:20] + "-" + line.LineID[20:32]
 		amount := unit * int64(qty)
@@ -619,7 +555,7 @@ func (g Generator) order(rnd *rand.Rand, r Restaurant, cat catalog, number int64
 	for _, c := range vatOrder {
 		o.VatRows = append(o.VatRows, *vat[c])
 	}
-	o.TaxRatesAsOf = ratesAsOf
+	o.TaxRatesAsOf = dateOf(ratesAsOf)
 	o.OriginalAmountMinor = o.TotalAmountMinor + o.DiscountAmountMinor
 	if method == "card" && rnd.IntN(100) < map[string]int{"US": 70, "FI": 15, "SE": 20}[r.Country] {
 		pct := int64(5 + rnd.IntN(6))
@@ -639,16 +575,16 @@ func (g Generator) order(rnd *rand.Rand, r Restaurant, cat catalog, number int64
 		o.Status = "refunded"
 		when := refundTime(rnd, at)
 		for _, l := range o.Lines {
-			o.RefundedItems = append(o.RefundedItems, RefundedItem{LineID: l.LineID, CatalogItemID: l.CatalogItemID, Name: l.Name,
-				Quantity: l.Quantity, AmountMinor: l.GrossAmountMinor, RefundedAt: ts(when)})
+			o.RefundedItems = append(o.RefundedItems, RefundedItem{LineID: ptr(l.LineID), CatalogItemID: l.CatalogItemID, Name: l.Name,
+				Quantity: l.Quantity, AmountMinor: l.GrossAmountMinor, RefundedAt: ms(when)})
 		}
 		o.RefundAmountMinor = o.TotalAmountMinor
 		refundVat = o.VatMinor
 	case x < 70 && len(o.Lines) > 1:
 		o.Status = "partially_refunded"
 		l := o.Lines[rnd.IntN(len(o.Lines))]
-		o.RefundedItems = append(o.RefundedItems, RefundedItem{LineID: l.LineID, CatalogItemID: l.CatalogItemID, Name: l.Name,
-			Quantity: l.Quantity, AmountMinor: l.GrossAmountMinor, RefundedAt: ts(refundTime(rnd, at))})
+		o.RefundedItems = append(o.RefundedItems, RefundedItem{LineID: ptr(l.LineID), CatalogItemID: l.CatalogItemID, Name: l.Name,
+			Quantity: l.Quantity, AmountMinor: l.GrossAmountMinor, RefundedAt: ms(refundTime(rnd, at))})
 		o.RefundAmountMinor = l.GrossAmountMinor
 		refundVat = l.VatAmountMinor
 	}
@@ -663,7 +599,7 @@ func (g Generator) order(rnd *rand.Rand, r Restaurant, cat catalog, number int64
 	if o.Status != "voided" && method != "cash" {
 		ref := PaymentReference{Provider: method, ReceiptHash: ptr(o.ReceiptHash),
 			RecordedAmountMinor: o.TotalAmountMinor + o.TipAmountMinor, Currency: r.Currency,
-			CreatedAt: ts(at.Add(time.Duration(5+rnd.IntN(60)) * time.Second))}
+			CreatedAt: ms(at.Add(time.Duration(5+rnd.IntN(60)) * time.Second))}
 		switch method {
 		case "card":
 			ref.Provider = "payment_terminal"

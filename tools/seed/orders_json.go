@@ -5,7 +5,10 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
+
+	"partnerapi.dev/pkg/bizdate"
 )
 
 // appendOrderJSON appends o and a newline exactly as a json.Encoder with
@@ -17,7 +20,11 @@ func appendOrderJSON(b []byte, o *Order) []byte {
 	b = append(b, `,"timeZone":`...)
 	b = appendString(b, o.TimeZone)
 	b = append(b, `,"dayStartHour":`...)
-	b = strconv.AppendInt(b, int64(o.DayStartHour), 10)
+	if o.DayStartHour == nil {
+		b = append(b, "null"...)
+	} else {
+		b = strconv.AppendInt(b, int64(*o.DayStartHour), 10)
+	}
 	b = append(b, `,"currency":`...)
 	b = appendString(b, o.Currency)
 	b = append(b, `,"country":`...)
@@ -29,7 +36,7 @@ func appendOrderJSON(b []byte, o *Order) []byte {
 	b = append(b, `,"receiptHash":`...)
 	b = appendString(b, o.ReceiptHash)
 	b = append(b, `,"occurredAt":`...)
-	b = appendString(b, o.OccurredAt)
+	b = appendTimePtr(b, o.OccurredAt)
 	b = append(b, `,"orderType":`...)
 	b = appendString(b, o.OrderType)
 	b = append(b, `,"tableNumber":`...)
@@ -42,11 +49,17 @@ func appendOrderJSON(b []byte, o *Order) []byte {
 	b = appendString(b, o.Status)
 	b = append(b, `,"paymentMethod":`...)
 	b = appendString(b, o.PaymentMethod)
-	b = append(b, `,"orderOrigin":{"kind":`...)
-	b = appendString(b, o.OrderOrigin.Kind)
-	b = append(b, `,"provider":`...)
-	b = appendStringPtr(b, o.OrderOrigin.Provider)
-	b = append(b, `},"originalAmountMinor":`...)
+	b = append(b, `,"orderOrigin":`...)
+	if o.OrderOrigin == nil {
+		b = append(b, "null"...)
+	} else {
+		b = append(b, `{"kind":`...)
+		b = appendString(b, o.OrderOrigin.Kind)
+		b = append(b, `,"provider":`...)
+		b = appendStringPtr(b, o.OrderOrigin.Provider)
+		b = append(b, '}')
+	}
+	b = append(b, `,"originalAmountMinor":`...)
 	b = strconv.AppendInt(b, o.OriginalAmountMinor, 10)
 	b = append(b, `,"totalAmountMinor":`...)
 	b = strconv.AppendInt(b, o.TotalAmountMinor, 10)
@@ -67,7 +80,7 @@ func appendOrderJSON(b []byte, o *Order) []byte {
 	b = append(b, `,"taxCountryCode":`...)
 	b = appendString(b, o.TaxCountryCode)
 	b = append(b, `,"taxRatesAsOf":`...)
-	b = appendString(b, o.TaxRatesAsOf)
+	b = appendDatePtr(b, o.TaxRatesAsOf)
 	b = append(b, `,"lines":`...)
 	b = appendList(b, o.Lines, appendLineJSON)
 	b = append(b, `,"vatRows":`...)
@@ -87,9 +100,9 @@ func appendOrderJSON(b []byte, o *Order) []byte {
 	b = append(b, `,"refundedItems":`...)
 	b = appendList(b, o.RefundedItems, func(b []byte, r *RefundedItem) []byte {
 		b = append(b, `{"lineId":`...)
-		b = appendString(b, r.LineID)
+		b = appendStringPtr(b, r.LineID)
 		b = append(b, `,"catalogItemId":`...)
-		b = appendString(b, r.CatalogItemID)
+		b = appendStringPtr(b, r.CatalogItemID)
 		b = append(b, `,"name":`...)
 		b = appendString(b, r.Name)
 		b = append(b, `,"quantity":`...)
@@ -97,7 +110,7 @@ func appendOrderJSON(b []byte, o *Order) []byte {
 		b = append(b, `,"amountMinor":`...)
 		b = strconv.AppendInt(b, r.AmountMinor, 10)
 		b = append(b, `,"refundedAt":`...)
-		b = appendString(b, r.RefundedAt)
+		b = appendTime(b, r.RefundedAt)
 		return append(b, '}')
 	})
 	b = append(b, `,"paymentReferences":`...)
@@ -119,7 +132,7 @@ func appendOrderJSON(b []byte, o *Order) []byte {
 		b = append(b, `,"currency":`...)
 		b = appendString(b, p.Currency)
 		b = append(b, `,"createdAt":`...)
-		b = appendString(b, p.CreatedAt)
+		b = appendTime(b, p.CreatedAt)
 		return append(b, '}')
 	})
 	return append(b, "}\n"...)
@@ -129,19 +142,19 @@ func appendLineJSON(b []byte, l *OrderLine) []byte {
 	b = append(b, `{"lineId":`...)
 	b = appendString(b, l.LineID)
 	b = append(b, `,"catalogItemId":`...)
-	b = appendString(b, l.CatalogItemID)
+	b = appendStringPtr(b, l.CatalogItemID)
 	b = append(b, `,"catalogItemKind":`...)
-	b = appendString(b, l.CatalogItemKind)
+	b = appendStringPtr(b, l.CatalogItemKind)
 	b = append(b, `,"catalogCategoryId":`...)
-	b = appendString(b, l.CatalogCategoryID)
+	b = appendStringPtr(b, l.CatalogCategoryID)
 	b = append(b, `,"menuId":`...)
-	b = appendString(b, l.MenuID)
+	b = appendStringPtr(b, l.MenuID)
 	b = append(b, `,"name":`...)
 	b = appendString(b, l.Name)
 	b = append(b, `,"category":`...)
-	b = appendString(b, l.Category)
+	b = appendStringPtr(b, l.Category)
 	b = append(b, `,"itemType":`...)
-	b = appendString(b, l.ItemType)
+	b = appendStringPtr(b, l.ItemType)
 	b = append(b, `,"quantity":`...)
 	b = strconv.AppendInt(b, int64(l.Quantity), 10)
 	b = append(b, `,"unitPriceMinor":`...)
@@ -161,9 +174,9 @@ func appendLineJSON(b []byte, l *OrderLine) []byte {
 	b = append(b, `,"taxEvidence":`...)
 	b = appendString(b, l.TaxEvidence)
 	b = append(b, `,"taxCountryCode":`...)
-	b = appendString(b, l.TaxCountryCode)
+	b = appendStringPtr(b, l.TaxCountryCode)
 	b = append(b, `,"taxRatesAsOf":`...)
-	b = appendString(b, l.TaxRatesAsOf)
+	b = appendDatePtr(b, l.TaxRatesAsOf)
 	b = append(b, `,"vatRates":`...)
 	b = appendList(b, l.VatRates, func(b []byte, v *LineVatRate) []byte {
 		b = append(b, `{"category":`...)
@@ -177,9 +190,9 @@ func appendLineJSON(b []byte, l *OrderLine) []byte {
 	b = append(b, `,"selectedOptions":`...)
 	b = appendList(b, l.SelectedOptions, func(b []byte, o *SelectedOption) []byte {
 		b = append(b, `{"optionId":`...)
-		b = appendString(b, o.OptionID)
+		b = appendStringPtr(b, o.OptionID)
 		b = append(b, `,"optionGroupId":`...)
-		b = appendString(b, o.OptionGroupID)
+		b = appendStringPtr(b, o.OptionGroupID)
 		b = append(b, `,"name":`...)
 		b = appendString(b, o.Name)
 		b = append(b, `,"quantity":`...)
@@ -208,6 +221,28 @@ func appendList[T any](b []byte, list []T, elem func([]byte, *T) []byte) []byte 
 		b = elem(b, &list[i])
 	}
 	return append(b, ']')
+}
+
+// appendTime writes t as encoding/json does (RFC 3339 with nanoseconds,
+// trailing zeros dropped).
+func appendTime(b []byte, t time.Time) []byte {
+	b = append(b, '"')
+	b = t.AppendFormat(b, time.RFC3339Nano)
+	return append(b, '"')
+}
+
+func appendTimePtr(b []byte, t *time.Time) []byte {
+	if t == nil {
+		return append(b, "null"...)
+	}
+	return appendTime(b, *t)
+}
+
+func appendDatePtr(b []byte, d *bizdate.Date) []byte {
+	if d == nil {
+		return append(b, "null"...)
+	}
+	return appendString(b, d.String())
 }
 
 func appendStringPtr(b []byte, s *string) []byte {

@@ -6,12 +6,16 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"partnerapi.dev/services/contracts"
 )
 
 func generateDemoOrders(t *testing.T, seed uint64) []byte {
@@ -66,7 +70,7 @@ func TestOrdersShape(t *testing.T) {
 			t.Fatalf("line %d: %v", n, err)
 		}
 		r, ok := restaurants[o.RestaurantID]
-		if !ok || r.TimeZone != o.TimeZone || r.Currency != o.Currency || r.DayStartHour != o.DayStartHour {
+		if !ok || r.TimeZone != o.TimeZone || r.Currency != o.Currency || o.DayStartHour == nil || r.DayStartHour != *o.DayStartHour {
 			t.Fatalf("line %d: restaurant settings do not match the directory", n)
 		}
 		if seenIDs[o.OrderID] || len(o.OrderID) < 1 || len(o.OrderID) > 255 {
@@ -77,10 +81,10 @@ func TestOrdersShape(t *testing.T) {
 			t.Fatalf("line %d: restaurant order numbers must run upwards", n)
 		}
 		lastNumber[o.RestaurantID] = o.RestaurantOrderNumber
-		at, err := time.Parse(time.RFC3339, o.OccurredAt)
-		if err != nil {
-			t.Fatal(err)
+		if o.OccurredAt == nil {
+			t.Fatalf("line %d: no occurredAt", n)
 		}
+		at := *o.OccurredAt
 		loc, _ := time.LoadLocation(o.TimeZone)
 		local := at.In(loc)
 		var lineSum, vatSum, discount int64
@@ -132,13 +136,12 @@ func TestOrdersShape(t *testing.T) {
 			}
 		}
 		for _, ri := range o.RefundedItems {
-			rt, _ := time.Parse(time.RFC3339, ri.RefundedAt)
-			if rt.In(loc).Month() != local.Month() {
+			if ri.RefundedAt.In(loc).Month() != local.Month() {
 				count["refund in a later month"]++
 			}
 		}
 		// within an hour before the next business day starts
-		if h := local.Hour(); h == (o.DayStartHour+23)%24 {
+		if h := local.Hour(); h == (*o.DayStartHour+23)%24 {
 			count["near cutoff"]++
 		}
 		if o.TimeZone == "America/New_York" && local.Format("2006-01-02") == "2026-11-01" {
@@ -243,4 +246,29 @@ func TestAppendOrderJSONMatchesEncoder(t *testing.T) {
 	}
 	o.Lines, o.VatRows, o.TableNumber = nil, nil, nil
 	check(o)
+	o.OrderOrigin, o.OccurredAt, o.DayStartHour, o.TaxRatesAsOf = nil, nil, nil, nil
+	check(o)
+}
+
+// TestOrderRecordsMatchTheContract holds every line the seed writes to the
+// type the orders service decodes: no field the contract lacks (a strict
+// decode), and none of the contract's fields left out.
+func TestOrderRecordsMatchTheContract(t *testing.T) {
+	sc := bufio.NewScanner(bytes.NewReader(generateDemoOrders(t, 3)))
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for n := 1; sc.Scan(); n++ {
+		dec := json.NewDecoder(bytes.NewReader(sc.Bytes()))
+		dec.DisallowUnknownFields()
+		var o contracts.OrderRecord
+		if err := dec.Decode(&o); err != nil {
+			t.Fatalf("line %d: %v", n, err)
+		}
+		again, _ := json.Marshal(o)
+		var sent, declared map[string]any
+		_ = json.Unmarshal(sc.Bytes(), &sent)
+		_ = json.Unmarshal(again, &declared)
+		if a, b := slices.Sorted(maps.Keys(sent)), slices.Sorted(maps.Keys(declared)); !slices.Equal(a, b) {
+			t.Fatalf("line %d: fields sent %v, fields in the contract %v", n, a, b)
+		}
+	}
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"partnerapi.dev/pkg/bizdate"
+	"partnerapi.dev/services/contracts"
 )
 
 // Order statuses.
@@ -30,85 +31,17 @@ var PaymentMethods = []string{"card", "cash", "online", MethodManual, "wolt", "f
 // settlement of a marketplace order settles through the marketplace.
 var Marketplaces = []string{"wolt", "foodora", "uber_eats"}
 
-// Origin tells where an order came from.
-type Origin struct {
-	Kind     string  `json:"kind"`
-	Provider *string `json:"provider"`
-}
-
-// VatRate is one rate's share of a line's VAT.
-type VatRate struct {
-	Category       string `json:"category"`
-	RateBps        int    `json:"rateBps"`
-	VatAmountMinor int64  `json:"vatAmountMinor"`
-}
-
-// SelectedOption is an option chosen on a line.
-type SelectedOption struct {
-	OptionID         *string `json:"optionId"`
-	OptionGroupID    *string `json:"optionGroupId"`
-	Name             string  `json:"name"`
-	Quantity         int     `json:"quantity"`
-	UnitPriceMinor   int64   `json:"unitPriceMinor"`
-	GrossAmountMinor int64   `json:"grossAmountMinor"`
-	VatAmountMinor   int64   `json:"vatAmountMinor"`
-}
-
-// Line is one order line.
-type Line struct {
-	LineID                 string           `json:"lineId"`
-	CatalogItemID          *string          `json:"catalogItemId"`
-	CatalogItemKind        *string          `json:"catalogItemKind"`
-	CatalogCategoryID      *string          `json:"catalogCategoryId"`
-	MenuID                 *string          `json:"menuId"`
-	Name                   string           `json:"name"`
-	Category               *string          `json:"category"`
-	ItemType               *string          `json:"itemType"`
-	Quantity               int              `json:"quantity"`
-	UnitPriceMinor         int64            `json:"unitPriceMinor"`
-	OriginalUnitPriceMinor *int64           `json:"originalUnitPriceMinor"`
-	GrossAmountMinor       int64            `json:"grossAmountMinor"`
-	DiscountAmountMinor    int64            `json:"discountAmountMinor"`
-	VatAmountMinor         int64            `json:"vatAmountMinor"`
-	TaxEvidence            string           `json:"taxEvidence"`
-	TaxCountryCode         *string          `json:"taxCountryCode"`
-	TaxRatesAsOf           *bizdate.Date    `json:"taxRatesAsOf"`
-	VatRates               []VatRate        `json:"vatRates"`
-	SelectedOptions        []SelectedOption `json:"selectedOptions"`
-}
-
-// VatRow is the order's VAT for one rate category.
-type VatRow struct {
-	Category         string `json:"category"`
-	RateBps          int    `json:"rateBps"`
-	GrossAmountMinor int64  `json:"grossAmountMinor"`
-	NetAmountMinor   int64  `json:"netAmountMinor"`
-	VatAmountMinor   int64  `json:"vatAmountMinor"`
-}
-
-// RefundedItem is a returned quantity of one line.
-type RefundedItem struct {
-	LineID        *string   `json:"lineId"`
-	CatalogItemID *string   `json:"catalogItemId"`
-	Name          string    `json:"name"`
-	Quantity      int       `json:"quantity"`
-	AmountMinor   int64     `json:"amountMinor"`
-	RefundedAt    time.Time `json:"refundedAt"`
-}
-
-// PaymentReference is retained payment tracking evidence for an order: never
-// card data or provider credentials.
-type PaymentReference struct {
-	Provider            string    `json:"provider"`
-	ReceiptHash         *string   `json:"receiptHash"`
-	CheckoutID          *string   `json:"checkoutId"`
-	TransactionID       *string   `json:"transactionId"`
-	TransactionCode     *string   `json:"transactionCode"`
-	SessionID           *string   `json:"sessionId"`
-	RecordedAmountMinor int64     `json:"recordedAmountMinor"`
-	Currency            string    `json:"currency"`
-	CreatedAt           time.Time `json:"createdAt"`
-}
+// The parts of an order are the ingestion record's (package contracts), so
+// what the POS side sends is what is stored and served.
+type (
+	Origin           = contracts.OrderOrigin
+	VatRate          = contracts.LineVatRate
+	SelectedOption   = contracts.SelectedOption
+	Line             = contracts.OrderLine
+	VatRow           = contracts.OrderVatRow
+	RefundedItem     = contracts.RefundedItem
+	PaymentReference = contracts.PaymentReference
+)
 
 // Order is an order in its latest reported state.
 type Order struct {

@@ -14,41 +14,12 @@ import (
 	"unicode/utf8"
 
 	"partnerapi.dev/pkg/bizdate"
+	"partnerapi.dev/services/contracts"
 )
 
-// Record is one NDJSON ingestion line: an order in its latest state with the
-// restaurant settings needed to date it. docs/orders.md documents it.
-type Record struct {
-	RestaurantID          string             `json:"restaurantId"`
-	TimeZone              string             `json:"timeZone"`
-	DayStartHour          *int               `json:"dayStartHour"`
-	Currency              string             `json:"currency"`
-	Country               string             `json:"country"`
-	OrderID               string             `json:"orderId"`
-	RestaurantOrderNumber int64              `json:"restaurantOrderNumber"`
-	ReceiptHash           string             `json:"receiptHash"`
-	OccurredAt            *time.Time         `json:"occurredAt"`
-	OrderType             string             `json:"orderType"`
-	TableNumber           *int               `json:"tableNumber"`
-	Status                string             `json:"status"`
-	PaymentMethod         string             `json:"paymentMethod"`
-	OrderOrigin           *Origin            `json:"orderOrigin"`
-	OriginalAmountMinor   int64              `json:"originalAmountMinor"`
-	TotalAmountMinor      int64              `json:"totalAmountMinor"`
-	VatMinor              int64              `json:"vatMinor"`
-	RefundAmountMinor     int64              `json:"refundAmountMinor"`
-	DiscountAmountMinor   int64              `json:"discountAmountMinor"`
-	GrossSalesMinor       int64              `json:"grossSalesMinor"`
-	NetSalesMinor         int64              `json:"netSalesMinor"`
-	TipAmountMinor        int64              `json:"tipAmountMinor"`
-	VatAllocationMethod   string             `json:"vatAllocationMethod"`
-	TaxCountryCode        string             `json:"taxCountryCode"`
-	TaxRatesAsOf          *bizdate.Date      `json:"taxRatesAsOf"`
-	Lines                 []Line             `json:"lines"`
-	VatRows               []VatRow           `json:"vatRows"`
-	RefundedItems         []RefundedItem     `json:"refundedItems"`
-	PaymentReferences     []PaymentReference `json:"paymentReferences"`
-}
+// Record is one NDJSON ingestion line (contracts.OrderRecord), with the
+// rules and conversion of this service.
+type Record contracts.OrderRecord
 
 // isUUID: 8-4-4-4-12 hex digits, either case.
 func isUUID(s string) bool {

@@ -208,22 +208,22 @@ func (r *Record) problem() (string, string) {
 		return "orderOrigin." + f, rule
 	}
 	for i := range r.Lines {
-		if f, rule := r.Lines[i].problem(); rule != "" {
+		if f, rule := lineProblem(&r.Lines[i]); rule != "" {
 			return within("lines", i, f, rule)
 		}
 	}
 	for i := range r.VatRows {
-		if f, rule := r.VatRows[i].problem(); rule != "" {
+		if f, rule := vatRowProblem(&r.VatRows[i]); rule != "" {
 			return within("vatRows", i, f, rule)
 		}
 	}
 	for i := range r.RefundedItems {
-		if f, rule := r.RefundedItems[i].problem(); rule != "" {
+		if f, rule := refundedItemProblem(&r.RefundedItems[i]); rule != "" {
 			return within("refundedItems", i, f, rule)
 		}
 	}
 	for i := range r.PaymentReferences {
-		if f, rule := r.PaymentReferences[i].problem(); rule != "" {
+		if f, rule := paymentReferenceProblem(&r.PaymentReferences[i]); rule != "" {
 			return within("paymentReferences", i, f, rule)
 		}
 	}
@@ -272,7 +272,7 @@ func required(ok bool) string {
 	return ""
 }
 
-func (l *Line) problem() (string, string) {
+func lineProblem(l *Line) (string, string) {
 	f, rule := first(
 		check{"lineId", text(l.LineID, 1, MaxTextLength)},
 		check{"catalogItemId", optText(l.CatalogItemID, MaxTextLength)},
@@ -327,7 +327,7 @@ func optCode(s *string, n int) string {
 	return code(*s, n)
 }
 
-func (v *VatRow) problem() (string, string) {
+func vatRowProblem(v *VatRow) (string, string) {
 	return first(
 		check{"category", oneOf(v.Category, VatCategories)},
 		check{"rateBps", between(v.RateBps, 0, MaxRateBps)},
@@ -337,7 +337,7 @@ func (v *VatRow) problem() (string, string) {
 	)
 }
 
-func (ri *RefundedItem) problem() (string, string) {
+func refundedItemProblem(ri *RefundedItem) (string, string) {
 	return first(
 		check{"lineId", optText(ri.LineID, MaxTextLength)},
 		check{"catalogItemId", optText(ri.CatalogItemID, MaxTextLength)},
@@ -348,7 +348,7 @@ func (ri *RefundedItem) problem() (string, string) {
 	)
 }
 
-func (p *PaymentReference) problem() (string, string) {
+func paymentReferenceProblem(p *PaymentReference) (string, string) {
 	return first(
 		check{"provider", key(p.Provider)},
 		check{"receiptHash", optText(p.ReceiptHash, MaxTextLength)},
