@@ -31,19 +31,6 @@ const OrderDays = 120
 // BenchOrders is how many orders the bench size adds over the bench restaurants.
 const BenchOrders = 1_000_000
 
-// The orders service's ingestion record and its parts (package contracts):
-// the seed writes exactly what the service reads.
-type (
-	Order            = contracts.OrderRecord
-	OrderOrigin      = contracts.OrderOrigin
-	OrderLine        = contracts.OrderLine
-	LineVatRate      = contracts.LineVatRate
-	SelectedOption   = contracts.SelectedOption
-	OrderVatRow      = contracts.OrderVatRow
-	RefundedItem     = contracts.RefundedItem
-	PaymentReference = contracts.PaymentReference
-)
-
 // rate is a VAT (or sales tax) rate category valid from a date, in
 // millionths (255000 is 25.5 %), so New York's 8.875 % is exact.
 type rate struct {
@@ -419,10 +406,10 @@ func taxOf(country string, amount int64, micro int) (gross, tax int64) {
 	return amount, tax
 }
 
-func (g Generator) order(rnd *rand.Rand, r Restaurant, cat catalog, number int64, at time.Time) Order {
+func (g Generator) order(rnd *rand.Rand, r Restaurant, cat catalog, number int64, at time.Time) contracts.OrderRecord {
 	local := at.In(mustLoc(r.TimeZone))
 	saleDate := local.Format(time.DateOnly)
-	o := Order{
+	o := contracts.OrderRecord{
 		RestaurantID: r.RestaurantID, TimeZone: r.TimeZone, DayStartHour: ptr(r.DayStartHour), Currency: r.Currency, Country: r.Country,
 		OrderID:               hexID(rnd, "ord_", 12),
 		RestaurantOrderNumber: number,
@@ -430,28 +417,28 @@ func (g Generator) order(rnd *rand.Rand, r Restaurant, cat catalog, number int64
 		Status:                "paid",
 		VatAllocationMethod:   "stored",
 		TaxCountryCode:        r.Country,
-		Lines:                 []OrderLine{},
-		VatRows:               []OrderVatRow{},
-		RefundedItems:         []RefundedItem{},
-		PaymentReferences:     []PaymentReference{},
+		Lines:                 []contracts.OrderLine{},
+		VatRows:               []contracts.OrderVatRow{},
+		RefundedItems:         []contracts.RefundedItem{},
+		PaymentReferences:     []contracts.PaymentReference{},
 	}
 	sum := sha256.Sum256(fmt.Appendf(nil, "%d/receipt/%s/%d/%s", g.Seed, r.RestaurantID, number, o.OrderID))
 	o.ReceiptHash = hex.EncodeToString(sum[:])
 
 	// channel and settlement
-	origin := OrderOrigin{Kind: "pos"}
+	origin := contracts.OrderOrigin{Kind: "pos"}
 	method := "card"
 	switch x := rnd.IntN(100); {
 	case x < 12:
 		mp := marketplaces[r.Country]
-		origin = OrderOrigin{Kind: "marketplace", Provider: ptr(mp[rnd.IntN(len(mp))])}
+		origin = contracts.OrderOrigin{Kind: "marketplace", Provider: ptr(mp[rnd.IntN(len(mp))])}
 		method = *origin.Provider
 		if rnd.IntN(10) < 3 { // settled by hand at the till
 			method = "manual"
 		}
 		o.OrderType = "delivery"
 	case x < 21:
-		origin = OrderOrigin{Kind: "online"}
+		origin = contracts.OrderOrigin{Kind: "online"}
 		method = "online"
 		o.OrderType = "takeaway"
 	case x < 30:
@@ -484,7 +471,7 @@ func (g Generator) order(rnd *rand.Rand, r Restaurant, cat catalog, number int64
 	}
 	discounted := rnd.IntN(100) < 8
 	happyHour := local.Hour() >= 16 && local.Hour() < 18
-	vat := map[string]*OrderVatRow{}
+	vat := map[string]*contracts.OrderVatRow{}
 	var vatOrder []string
 	ratesAsOf := ""
 	for i := range nLines {
@@ -508,11 +495,11 @@ func (g Generator) order(rnd *rand.Rand, r Restaurant, cat catalog, number int64
 			original = ptr(unit)
 			unit = unit * 8 / 10
 		}
-		line := OrderLine{
+		line := contracts.OrderLine{
 			LineID: hexID(rnd, "", 16), CatalogItemID: it.id, CatalogItemKind: &menuItemKind, CatalogCategoryID: it.categoryID,
 			MenuID: it.menuID, Name: it.name, Category: it.categoryRef, ItemType: it.itemTypeRef, Quantity: qty,
 			UnitPriceMinor: unit, OriginalUnitPriceMinor: original, TaxEvidence: evidence, TaxCountryCode: cat.country,
-			TaxRatesAsOf: dateOf(from), SelectedOptions: []SelectedOption{},
+			TaxRatesAsOf: dateOf(from), SelectedOptions: []contracts.SelectedOption{},
 		}
 		line.LineID = line.LineID[:8] + "-" + line.LineID[8:12] + "-4" + line.LineID[13:16] + "-8" + line.LineID[17:20] + "-" + line.LineID[20:32]
 		amount := unit * int64(qty)
@@ -523,7 +510,7 @@ func (g Generator) order(rnd *rand.Rand, r Restaurant, cat catalog, number int64
 			if evidence == "unknown" {
 				ot = 0
 			}
-			line.SelectedOptions = append(line.SelectedOptions, SelectedOption{OptionID: it.optionIDs[k], OptionGroupID: it.groupIDs[k],
+			line.SelectedOptions = append(line.SelectedOptions, contracts.SelectedOption{OptionID: it.optionIDs[k], OptionGroupID: it.groupIDs[k],
 				Name: opt.name, Quantity: qty, UnitPriceMinor: opt.price, GrossAmountMinor: og, VatAmountMinor: ot})
 			amount += opt.price * int64(qty)
 		}
@@ -536,14 +523,14 @@ func (g Generator) order(rnd *rand.Rand, r Restaurant, cat catalog, number int64
 			tax = 0
 		}
 		line.GrossAmountMinor, line.VatAmountMinor = gross, tax
-		line.VatRates = []LineVatRate{{Category: category, RateBps: bps, VatAmountMinor: tax}}
+		line.VatRates = []contracts.LineVatRate{{Category: category, RateBps: bps, VatAmountMinor: tax}}
 		o.Lines = append(o.Lines, line)
 		o.TotalAmountMinor += gross
 		o.VatMinor += tax
 		o.DiscountAmountMinor += line.DiscountAmountMinor
 		row, ok := vat[category]
 		if !ok {
-			row = &OrderVatRow{Category: category, RateBps: bps}
+			row = &contracts.OrderVatRow{Category: category, RateBps: bps}
 			vat[category] = row
 			vatOrder = append(vatOrder, category)
 		}
@@ -575,7 +562,7 @@ func (g Generator) order(rnd *rand.Rand, r Restaurant, cat catalog, number int64
 		o.Status = "refunded"
 		when := refundTime(rnd, at)
 		for _, l := range o.Lines {
-			o.RefundedItems = append(o.RefundedItems, RefundedItem{LineID: ptr(l.LineID), CatalogItemID: l.CatalogItemID, Name: l.Name,
+			o.RefundedItems = append(o.RefundedItems, contracts.RefundedItem{LineID: ptr(l.LineID), CatalogItemID: l.CatalogItemID, Name: l.Name,
 				Quantity: l.Quantity, AmountMinor: l.GrossAmountMinor, RefundedAt: ms(when)})
 		}
 		o.RefundAmountMinor = o.TotalAmountMinor
@@ -583,7 +570,7 @@ func (g Generator) order(rnd *rand.Rand, r Restaurant, cat catalog, number int64
 	case x < 70 && len(o.Lines) > 1:
 		o.Status = "partially_refunded"
 		l := o.Lines[rnd.IntN(len(o.Lines))]
-		o.RefundedItems = append(o.RefundedItems, RefundedItem{LineID: ptr(l.LineID), CatalogItemID: l.CatalogItemID, Name: l.Name,
+		o.RefundedItems = append(o.RefundedItems, contracts.RefundedItem{LineID: ptr(l.LineID), CatalogItemID: l.CatalogItemID, Name: l.Name,
 			Quantity: l.Quantity, AmountMinor: l.GrossAmountMinor, RefundedAt: ms(refundTime(rnd, at))})
 		o.RefundAmountMinor = l.GrossAmountMinor
 		refundVat = l.VatAmountMinor
@@ -597,7 +584,7 @@ func (g Generator) order(rnd *rand.Rand, r Restaurant, cat catalog, number int64
 
 	// payment tracking evidence, consistent with the receipt
 	if o.Status != "voided" && method != "cash" {
-		ref := PaymentReference{Provider: method, ReceiptHash: ptr(o.ReceiptHash),
+		ref := contracts.PaymentReference{Provider: method, ReceiptHash: ptr(o.ReceiptHash),
 			RecordedAmountMinor: o.TotalAmountMinor + o.TipAmountMinor, Currency: r.Currency,
 			CreatedAt: ms(at.Add(time.Duration(5+rnd.IntN(60)) * time.Second))}
 		switch method {

@@ -9,12 +9,14 @@ import (
 	"unicode/utf8"
 
 	"partnerapi.dev/pkg/bizdate"
+
+	"partnerapi.dev/services/contracts"
 )
 
 // appendOrderJSON appends o and a newline exactly as a json.Encoder with
 // SetEscapeHTML(false) writes it, without reflection (the bench size writes
 // a million orders).
-func appendOrderJSON(b []byte, o *Order) []byte {
+func appendOrderJSON(b []byte, o *contracts.OrderRecord) []byte {
 	b = append(b, `{"restaurantId":`...)
 	b = appendString(b, o.RestaurantID)
 	b = append(b, `,"timeZone":`...)
@@ -84,7 +86,7 @@ func appendOrderJSON(b []byte, o *Order) []byte {
 	b = append(b, `,"lines":`...)
 	b = appendList(b, o.Lines, appendLineJSON)
 	b = append(b, `,"vatRows":`...)
-	b = appendList(b, o.VatRows, func(b []byte, v *OrderVatRow) []byte {
+	b = appendList(b, o.VatRows, func(b []byte, v *contracts.OrderVatRow) []byte {
 		b = append(b, `{"category":`...)
 		b = appendString(b, v.Category)
 		b = append(b, `,"rateBps":`...)
@@ -98,7 +100,7 @@ func appendOrderJSON(b []byte, o *Order) []byte {
 		return append(b, '}')
 	})
 	b = append(b, `,"refundedItems":`...)
-	b = appendList(b, o.RefundedItems, func(b []byte, r *RefundedItem) []byte {
+	b = appendList(b, o.RefundedItems, func(b []byte, r *contracts.RefundedItem) []byte {
 		b = append(b, `{"lineId":`...)
 		b = appendStringPtr(b, r.LineID)
 		b = append(b, `,"catalogItemId":`...)
@@ -114,7 +116,7 @@ func appendOrderJSON(b []byte, o *Order) []byte {
 		return append(b, '}')
 	})
 	b = append(b, `,"paymentReferences":`...)
-	b = appendList(b, o.PaymentReferences, func(b []byte, p *PaymentReference) []byte {
+	b = appendList(b, o.PaymentReferences, func(b []byte, p *contracts.PaymentReference) []byte {
 		b = append(b, `{"provider":`...)
 		b = appendString(b, p.Provider)
 		b = append(b, `,"receiptHash":`...)
@@ -138,7 +140,7 @@ func appendOrderJSON(b []byte, o *Order) []byte {
 	return append(b, "}\n"...)
 }
 
-func appendLineJSON(b []byte, l *OrderLine) []byte {
+func appendLineJSON(b []byte, l *contracts.OrderLine) []byte {
 	b = append(b, `{"lineId":`...)
 	b = appendString(b, l.LineID)
 	b = append(b, `,"catalogItemId":`...)
@@ -178,7 +180,7 @@ func appendLineJSON(b []byte, l *OrderLine) []byte {
 	b = append(b, `,"taxRatesAsOf":`...)
 	b = appendDatePtr(b, l.TaxRatesAsOf)
 	b = append(b, `,"vatRates":`...)
-	b = appendList(b, l.VatRates, func(b []byte, v *LineVatRate) []byte {
+	b = appendList(b, l.VatRates, func(b []byte, v *contracts.LineVatRate) []byte {
 		b = append(b, `{"category":`...)
 		b = appendString(b, v.Category)
 		b = append(b, `,"rateBps":`...)
@@ -188,7 +190,7 @@ func appendLineJSON(b []byte, l *OrderLine) []byte {
 		return append(b, '}')
 	})
 	b = append(b, `,"selectedOptions":`...)
-	b = appendList(b, l.SelectedOptions, func(b []byte, o *SelectedOption) []byte {
+	b = appendList(b, l.SelectedOptions, func(b []byte, o *contracts.SelectedOption) []byte {
 		b = append(b, `{"optionId":`...)
 		b = appendStringPtr(b, o.OptionID)
 		b = append(b, `,"optionGroupId":`...)

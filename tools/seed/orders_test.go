@@ -65,7 +65,7 @@ func TestOrdersShape(t *testing.T) {
 		n++
 		dec := json.NewDecoder(bytes.NewReader(sc.Bytes()))
 		dec.DisallowUnknownFields()
-		var o Order
+		var o contracts.OrderRecord
 		if err := dec.Decode(&o); err != nil {
 			t.Fatalf("line %d: %v", n, err)
 		}
@@ -218,7 +218,7 @@ func TestLoadOrdersBatches(t *testing.T) {
 // appendOrderJSON writes what json.Encoder (HTML unescaped) writes, for
 // generated orders and for strings that need escaping.
 func TestAppendOrderJSONMatchesEncoder(t *testing.T) {
-	check := func(o Order) {
+	check := func(o contracts.OrderRecord) {
 		t.Helper()
 		var want bytes.Buffer
 		enc := json.NewEncoder(&want)
