@@ -230,9 +230,9 @@ func (s *stack) printWelcome(ctx context.Context) error {
 		return fmt.Errorf("demo token: unexpected output %q", out)
 	}
 	access, _ := tok["access_token"].(string)
-	var metrics string
+	var metrics []string
 	for _, p := range s.reg.Processes {
-		metrics += " " + s.internalURL(p.Name) + "/metrics"
+		metrics = append(metrics, s.internalURL(p.Name)+"/metrics")
 	}
 	restaurant := seed.Generator{Seed: s.seedValue}.ID("restaurant/kahvila-aalto")
 	browser := "  (port of " + seed.DemoRedirectURI + " is taken: the browser flow is not offered)\n"
@@ -263,12 +263,12 @@ Approve the demo partner yourself:
 %[9]s
 Operators only (internal listeners, never exposed to partners):
 
-  Metrics        %[10]s
+  Metrics         %[10]s
   Admin API       ADMIN_TOKEN=$(grep ^ADMIN_TOKEN= %[12]s | cut -d= -f2-) bin/partnerctl clients list --url %[11]s
 
 Press Ctrl-C to stop.
 `, s.baseURL, access, seed.OwnerEmail, seed.AdminEmail, seed.DemoPassword, seed.DemoClientID, seed.DemoRedirectURI, restaurant, browser,
-		metrics, s.internalURL("identity"), filepath.Join(s.dir, "secrets.env"))
+		strings.Join(metrics, "   "), s.internalURL("identity"), filepath.Join(s.dir, "secrets.env"))
 	return nil
 }
 
