@@ -6,13 +6,18 @@ import (
 	"slices"
 	"testing"
 
+	"helm.sh/helm/v3/pkg/chart"
+
 	"partnerapi.dev/tools/registry"
 )
+
+// LibraryChart holds the templates every process chart renders (charts/common).
+const LibraryChart = "common"
 
 // TestChartsFollowRegistry holds the charts to the process registry: the umbrella
 // installs exactly the registered processes, each from its own chart; each chart's
 // image, secret keys and migration Job are the ones its process declares; the gateway
-// chart has a URL for every upstream.
+// chart has a URL for every upstream; each chart renders through the library chart.
 func TestChartsFollowRegistry(t *testing.T) {
 	root := repoRoot(t)
 	umbrella, err := LoadChart(filepath.Join(root, registry.UmbrellaChart))
@@ -43,6 +48,11 @@ func TestChartsFollowRegistry(t *testing.T) {
 			c, err := LoadChart(filepath.Join(root, p.ChartDir()))
 			if err != nil {
 				t.Fatal(err)
+			}
+			if !slices.ContainsFunc(c.Metadata.Dependencies, func(d *chart.Dependency) bool {
+				return d.Name == LibraryChart && d.Repository == "file://../"+LibraryChart
+			}) {
+				t.Errorf("chart %s does not depend on the library chart (%s, file://../%s)", c.Name(), LibraryChart, LibraryChart)
 			}
 			v := c.Values
 			if got := dig(v, "image", "repository"); got != p.Image() {

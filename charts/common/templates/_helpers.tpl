@@ -1,10 +1,10 @@
 {{/*
-Helpers of the orders chart. Named templates are global across a Helm release, so
-every helper is prefixed with the chart name: to start a new service chart, copy this
-chart and replace "orders" with the new name.
+Helpers of the library chart every process chart includes. They run in the including
+chart's context: .Chart and .Values are the process chart's, so names and labels are
+that chart's own.
 */}}
 
-{{- define "orders.name" -}}
+{{- define "common.name" -}}
 {{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
 {{- end }}
 
@@ -12,47 +12,47 @@ chart and replace "orders" with the new name.
 "<release>-<name>", always, so other charts of the release (the gateway's upstream URLs,
 NetworkPolicies) can predict it.
 */}}
-{{- define "orders.fullname" -}}
+{{- define "common.fullname" -}}
 {{- if .Values.fullnameOverride }}
 {{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
 {{- else }}
-{{- printf "%s-%s" .Release.Name (include "orders.name" .) | trunc 63 | trimSuffix "-" }}
+{{- printf "%s-%s" .Release.Name (include "common.name" .) | trunc 63 | trimSuffix "-" }}
 {{- end }}
 {{- end }}
 
-{{- define "orders.chart" -}}
+{{- define "common.chart" -}}
 {{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
 {{- end }}
 
 {{/* Selector labels of the serving pods; the migration Job's pods differ by component. */}}
-{{- define "orders.selectorLabels" -}}
-app.kubernetes.io/name: {{ include "orders.name" . }}
+{{- define "common.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "common.name" . }}
 app.kubernetes.io/instance: {{ .Release.Name }}
 app.kubernetes.io/component: {{ .Values.component }}
 {{- end }}
 
 {{/* Labels common to every object; the component label is added by the caller. */}}
-{{- define "orders.commonLabels" -}}
-helm.sh/chart: {{ include "orders.chart" . }}
-app.kubernetes.io/name: {{ include "orders.name" . }}
+{{- define "common.commonLabels" -}}
+helm.sh/chart: {{ include "common.chart" . }}
+app.kubernetes.io/name: {{ include "common.name" . }}
 app.kubernetes.io/instance: {{ .Release.Name }}
 app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
 app.kubernetes.io/part-of: {{ .Values.global.partOf }}
 app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- end }}
 
-{{- define "orders.labels" -}}
-{{ include "orders.commonLabels" . }}
+{{- define "common.labels" -}}
+{{ include "common.commonLabels" . }}
 app.kubernetes.io/component: {{ .Values.component }}
 {{- end }}
 
-{{- define "orders.image" -}}
+{{- define "common.image" -}}
 {{- $registry := default .Values.global.imageRegistry .Values.image.registry -}}
 {{- $tag := .Values.image.tag | default .Values.global.imageTag | default .Chart.AppVersion -}}
 {{- if $registry }}{{ printf "%s/%s:%s" (trimSuffix "/" $registry) .Values.image.repository $tag }}{{ else }}{{ printf "%s:%s" .Values.image.repository $tag }}{{ end }}
 {{- end }}
 
-{{- define "orders.imagePullSecrets" -}}
+{{- define "common.imagePullSecrets" -}}
 {{- $secrets := concat (.Values.global.imagePullSecrets | default list) (.Values.imagePullSecrets | default list) | uniq -}}
 {{- if $secrets }}
 imagePullSecrets:
@@ -62,32 +62,32 @@ imagePullSecrets:
 {{- end }}
 {{- end }}
 
-{{- define "orders.serviceAccountName" -}}
-{{- default (include "orders.fullname" .) .Values.serviceAccount.name }}
+{{- define "common.serviceAccountName" -}}
+{{- default (include "common.fullname" .) .Values.serviceAccount.name }}
 {{- end }}
 
 {{/* The Secret holding this chart's secret environment. */}}
-{{- define "orders.secretName" -}}
+{{- define "common.secretName" -}}
 {{- if .Values.secret.create }}
-{{- include "orders.fullname" . }}
+{{- include "common.fullname" . }}
 {{- else }}
 {{- required "secret.existingSecret is required when secret.create is false" .Values.secret.existingSecret }}
 {{- end }}
 {{- end }}
 
 {{/* The short-lived hook Secret the migration Job reads while chart-created Secrets do not exist yet. */}}
-{{- define "orders.migrationSecretName" -}}
-{{- printf "%s-migrate" (include "orders.fullname" .) | trunc 63 | trimSuffix "-" }}
+{{- define "common.migrationSecretName" -}}
+{{- printf "%s-migrate" (include "common.fullname" .) | trunc 63 | trimSuffix "-" }}
 {{- end }}
 
 {{/* true when INTERNAL_CONTEXT_KEYS lives in this chart's own Secret. */}}
-{{- define "orders.internalContextInOwnSecret" -}}
+{{- define "common.internalContextInOwnSecret" -}}
 {{- if not (or .Values.global.internalContext.create .Values.global.internalContext.existingSecret) }}true{{ end }}
 {{- end }}
 
 {{/* ConfigMap data: HTTP_ADDR and INTERNAL_HTTP_ADDR from the container ports, then `config` through tpl. Empty values
 are left out so the process applies its own default instead of an empty string. */}}
-{{- define "orders.configData" -}}
+{{- define "common.configData" -}}
 HTTP_ADDR: {{ printf ":%v" .Values.containerPort | quote }}
 INTERNAL_HTTP_ADDR: {{ printf ":%v" .Values.internal.containerPort | quote }}
 {{- range $k, $v := .Values.config }}
@@ -103,10 +103,10 @@ Secret environment of the process. Called with (dict "root" $ "hook" bool): the 
 variant reads chart-created values from the migration hook Secret, because pre-install
 hooks run before the release's own Secrets exist.
 */}}
-{{- define "orders.secretEnv" -}}
+{{- define "common.secretEnv" -}}
 {{- $root := .root -}}
-{{- $own := include "orders.secretName" $root -}}
-{{- if and .hook $root.Values.secret.create }}{{ $own = include "orders.migrationSecretName" $root }}{{ end -}}
+{{- $own := include "common.secretName" $root -}}
+{{- if and .hook $root.Values.secret.create }}{{ $own = include "common.migrationSecretName" $root }}{{ end -}}
 {{- range $root.Values.secret.keys }}
 - name: {{ . }}
   valueFrom:
@@ -119,7 +119,7 @@ hooks run before the release's own Secrets exist.
   valueFrom:
     secretKeyRef:
 {{- if $ic.create }}
-      name: {{ ternary (include "orders.migrationSecretName" $root) (printf "%s-internal-context" $root.Release.Name) .hook }}
+      name: {{ ternary (include "common.migrationSecretName" $root) (printf "%s-internal-context" $root.Release.Name) .hook }}
       key: INTERNAL_CONTEXT_KEYS
 {{- else if $ic.existingSecret }}
       name: {{ $ic.existingSecret }}
@@ -130,7 +130,7 @@ hooks run before the release's own Secrets exist.
 {{- end }}
 {{- end }}
 
-{{- define "orders.podSecurityContext" -}}
+{{- define "common.podSecurityContext" -}}
 runAsNonRoot: true
 runAsUser: 65532
 runAsGroup: 65532
@@ -139,7 +139,7 @@ seccompProfile:
   type: RuntimeDefault
 {{- end }}
 
-{{- define "orders.containerSecurityContext" -}}
+{{- define "common.containerSecurityContext" -}}
 allowPrivilegeEscalation: false
 readOnlyRootFilesystem: true
 runAsNonRoot: true

@@ -1,10 +1,11 @@
+{{- define "common.pdb" -}}
 {{- if .Values.podDisruptionBudget.enabled }}
 apiVersion: policy/v1
 kind: PodDisruptionBudget
 metadata:
-  name: {{ include "orders.fullname" . }}
+  name: {{ include "common.fullname" . }}
   labels:
-    {{- include "orders.labels" . | nindent 4 }}
+    {{- include "common.labels" . | nindent 4 }}
 spec:
   {{- if not (kindIs "invalid" .Values.podDisruptionBudget.minAvailable) }}
   minAvailable: {{ .Values.podDisruptionBudget.minAvailable }}
@@ -13,5 +14,6 @@ spec:
   {{- end }}
   selector:
     matchLabels:
-      {{- include "orders.selectorLabels" . | nindent 6 }}
+      {{- include "common.selectorLabels" . | nindent 6 }}
+{{- end }}
 {{- end }}

@@ -1,14 +1,16 @@
-{{- if .Values.migration.enabled }}
+{{- define "common.migrationJob" -}}
+{{- if (.Values.migration).enabled }}
 {{- /*
-"identity migrate" before the new pods roll out. The Job runs without the release's
+The migration Job of a process with a database (values with a migration block):
+"<name> migrate" before the new pods roll out. The Job runs without the release's
 ServiceAccount and ConfigMap, which do not exist yet during pre-install.
 */}}
 apiVersion: batch/v1
 kind: Job
 metadata:
-  name: {{ printf "%s-migrate" (include "identity.fullname" .) | trunc 63 | trimSuffix "-" }}
+  name: {{ printf "%s-migrate" (include "common.fullname" .) | trunc 63 | trimSuffix "-" }}
   labels:
-    {{- include "identity.commonLabels" . | nindent 4 }}
+    {{- include "common.commonLabels" . | nindent 4 }}
     app.kubernetes.io/component: migration
   annotations:
     helm.sh/hook: {{ .Values.migration.hookEvents }}
@@ -20,32 +22,32 @@ spec:
   template:
     metadata:
       labels:
-        {{- include "identity.commonLabels" . | nindent 8 }}
+        {{- include "common.commonLabels" . | nindent 8 }}
         app.kubernetes.io/component: migration
     spec:
       restartPolicy: Never
       automountServiceAccountToken: false
-      {{- include "identity.imagePullSecrets" . | nindent 6 }}
+      {{- include "common.imagePullSecrets" . | nindent 6 }}
       securityContext:
-        {{- include "identity.podSecurityContext" . | nindent 8 }}
+        {{- include "common.podSecurityContext" . | nindent 8 }}
       containers:
         - name: migrate
-          image: {{ include "identity.image" . }}
+          image: {{ include "common.image" . }}
           imagePullPolicy: {{ .Values.image.pullPolicy }}
           args: ["migrate"]
           env:
-            {{- range $k, $v := (include "identity.configData" . | fromYaml) }}
+            {{- range $k, $v := (include "common.configData" . | fromYaml) }}
             - name: {{ $k }}
               value: {{ $v | quote }}
             {{- end }}
-            {{- include "identity.secretEnv" (dict "root" . "hook" true) | nindent 12 }}
+            {{- include "common.secretEnv" (dict "root" . "hook" true) | nindent 12 }}
             {{- with .Values.extraEnv }}
             {{- toYaml . | nindent 12 }}
             {{- end }}
           resources:
             {{- toYaml .Values.migration.resources | nindent 12 }}
           securityContext:
-            {{- include "identity.containerSecurityContext" . | nindent 12 }}
+            {{- include "common.containerSecurityContext" . | nindent 12 }}
           volumeMounts:
             - name: tmp
               mountPath: /tmp
@@ -61,4 +63,5 @@ spec:
       tolerations:
         {{- toYaml . | nindent 8 }}
       {{- end }}
+{{- end }}
 {{- end }}

@@ -1,9 +1,11 @@
+{{/* The Deployment of the serving pods: probes on the public port, the restricted security context, topology spread. */}}
+{{- define "common.deployment" -}}
 apiVersion: apps/v1
 kind: Deployment
 metadata:
-  name: {{ include "orders.fullname" . }}
+  name: {{ include "common.fullname" . }}
   labels:
-    {{- include "orders.labels" . | nindent 4 }}
+    {{- include "common.labels" . | nindent 4 }}
 spec:
   {{- if not .Values.autoscaling.enabled }}
   replicas: {{ .Values.replicaCount }}
@@ -11,7 +13,7 @@ spec:
   revisionHistoryLimit: {{ .Values.revisionHistoryLimit }}
   selector:
     matchLabels:
-      {{- include "orders.selectorLabels" . | nindent 6 }}
+      {{- include "common.selectorLabels" . | nindent 6 }}
   strategy:
     type: RollingUpdate
     rollingUpdate:
@@ -20,12 +22,12 @@ spec:
   template:
     metadata:
       labels:
-        {{- include "orders.labels" . | nindent 8 }}
+        {{- include "common.labels" . | nindent 8 }}
         {{- with .Values.podLabels }}
         {{- toYaml . | nindent 8 }}
         {{- end }}
       annotations:
-        checksum/config: {{ include "orders.configData" . | sha256sum }}
+        checksum/config: {{ include "common.configData" . | sha256sum }}
         {{- if .Values.secret.create }}
         checksum/secret: {{ toJson .Values.secret.values | sha256sum }}
         {{- end }}
@@ -38,18 +40,18 @@ spec:
         {{- toYaml . | nindent 8 }}
         {{- end }}
     spec:
-      serviceAccountName: {{ include "orders.serviceAccountName" . }}
+      serviceAccountName: {{ include "common.serviceAccountName" . }}
       automountServiceAccountToken: false
-      {{- include "orders.imagePullSecrets" . | nindent 6 }}
+      {{- include "common.imagePullSecrets" . | nindent 6 }}
       {{- with .Values.priorityClassName }}
       priorityClassName: {{ . }}
       {{- end }}
       terminationGracePeriodSeconds: {{ .Values.terminationGracePeriodSeconds }}
       securityContext:
-        {{- include "orders.podSecurityContext" . | nindent 8 }}
+        {{- include "common.podSecurityContext" . | nindent 8 }}
       containers:
         - name: {{ .Chart.Name }}
-          image: {{ include "orders.image" . }}
+          image: {{ include "common.image" . }}
           imagePullPolicy: {{ .Values.image.pullPolicy }}
           args: ["serve"]
           ports:
@@ -61,9 +63,9 @@ spec:
               protocol: TCP
           envFrom:
             - configMapRef:
-                name: {{ include "orders.fullname" . }}
+                name: {{ include "common.fullname" . }}
           env:
-            {{- include "orders.secretEnv" (dict "root" . "hook" false) | nindent 12 }}
+            {{- include "common.secretEnv" (dict "root" . "hook" false) | nindent 12 }}
             {{- with .Values.extraEnv }}
             {{- toYaml . | nindent 12 }}
             {{- end }}
@@ -80,7 +82,7 @@ spec:
           resources:
             {{- toYaml .Values.resources | nindent 12 }}
           securityContext:
-            {{- include "orders.containerSecurityContext" . | nindent 12 }}
+            {{- include "common.containerSecurityContext" . | nindent 12 }}
           volumeMounts:
             - name: tmp
               mountPath: /tmp
@@ -96,7 +98,7 @@ spec:
           whenUnsatisfiable: {{ $.Values.topologySpread.whenUnsatisfiable }}
           labelSelector:
             matchLabels:
-              {{- include "orders.selectorLabels" $ | nindent 14 }}
+              {{- include "common.selectorLabels" $ | nindent 14 }}
           matchLabelKeys:
             - pod-template-hash
         {{- end }}
@@ -113,3 +115,4 @@ spec:
       tolerations:
         {{- toYaml . | nindent 8 }}
       {{- end }}
+{{- end }}

@@ -1,11 +1,13 @@
+{{- define "common.serviceAccount" -}}
 apiVersion: v1
 kind: ServiceAccount
 metadata:
-  name: {{ include "orders.serviceAccountName" . }}
+  name: {{ include "common.serviceAccountName" . }}
   labels:
-    {{- include "orders.labels" . | nindent 4 }}
+    {{- include "common.labels" . | nindent 4 }}
   {{- with .Values.serviceAccount.annotations }}
   annotations:
     {{- toYaml . | nindent 4 }}
   {{- end }}
 automountServiceAccountToken: false
+{{- end }}

@@ -1,5 +1,6 @@
+{{- define "common.migrationSecret" -}}
 {{- $ic := .Values.global.internalContext }}
-{{- if and .Values.migration.enabled (or .Values.secret.create $ic.create) }}
+{{- if and (.Values.migration).enabled (or .Values.secret.create $ic.create) }}
 {{- /*
 Copy of the chart-created secret values for the migration hook: Helm runs pre-install
 hooks before it creates the release's own Secrets. Deleted once the hooks succeed.
@@ -7,9 +8,9 @@ hooks before it creates the release's own Secrets. Deleted once the hooks succee
 apiVersion: v1
 kind: Secret
 metadata:
-  name: {{ include "identity.migrationSecretName" . }}
+  name: {{ include "common.migrationSecretName" . }}
   labels:
-    {{- include "identity.commonLabels" . | nindent 4 }}
+    {{- include "common.commonLabels" . | nindent 4 }}
     app.kubernetes.io/component: migration
   annotations:
     helm.sh/hook: {{ .Values.migration.hookEvents }}
@@ -24,7 +25,8 @@ stringData:
   {{- end }}
   {{- if $ic.create }}
   INTERNAL_CONTEXT_KEYS: {{ $ic.keys | quote }}
-  {{- else if include "identity.internalContextInOwnSecret" . }}
+  {{- else if include "common.internalContextInOwnSecret" . }}
   INTERNAL_CONTEXT_KEYS: {{ .Values.secret.values.INTERNAL_CONTEXT_KEYS | default "" | quote }}
   {{- end }}
+{{- end }}
 {{- end }}
