@@ -13,7 +13,7 @@ WORKDIR /src
 ENV CGO_ENABLED=0 GOWORK=off GOTOOLCHAIN=local
 # Module files first: dependency downloads stay cached until go.mod/go.sum change.
 COPY pkg/go.mod pkg/go.sum* pkg/
-COPY services/contracts/go.mod services/contracts/
+COPY services/contracts/go.mod services/contracts/go.sum* services/contracts/
 COPY ${MODULE}/go.mod ${MODULE}/go.sum* ${MODULE}/
 RUN --mount=type=cache,target=/go/pkg/mod \
     cd "${MODULE}" && go mod download
