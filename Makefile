@@ -4,11 +4,15 @@ SHELL := /usr/bin/env bash
 .SHELLFLAGS := -eu -o pipefail -c
 .DEFAULT_GOAL := help
 
-# Every Go module, each built and tested on its own (GOWORK=off) so a team can take one away.
-MODULES := pkg services/contracts gateway services/identity services/orders tools
-# Binaries built into bin/.
-COMMANDS := ./gateway/cmd/gateway ./services/identity/cmd/identity ./services/identity/cmd/partnerctl \
-            ./services/orders/cmd/orders ./tools/cmd/devstack ./tools/cmd/seed ./tools/cmd/loadgen
+# Every Go module (each built and tested on its own with GOWORK=off, so a team can take one
+# away) and every binary built into bin/ come from the process registry,
+# tools/registry/processes.json: a new process is one entry there, not an edit here.
+REGISTRY := cd tools && GOWORK=off go run ./cmd/registry
+MODULES := $(shell $(REGISTRY) modules)
+COMMANDS := $(shell $(REGISTRY) commands)
+ifeq ($(strip $(MODULES)),)
+$(error the process registry did not answer: run "cd tools && GOWORK=off go run ./cmd/registry modules" to see why)
+endif
 
 GOLANGCI_LINT_VERSION := v2.15.0
 TOOLS_BIN := $(CURDIR)/.cache/bin
@@ -77,6 +81,10 @@ lint: $(TOOLS_BIN)/golangci-lint ## Run golangci-lint (pinned) on every module
 
 $(TOOLS_BIN)/golangci-lint:
 	GOBIN=$(TOOLS_BIN) GOWORK=off go install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
+
+.PHONY: chart-deps
+chart-deps: ## helm dependency build for every chart: each process chart (the library chart charts/common), then the umbrella
+	@for c in $$($(REGISTRY) charts); do helm dependency build $$c || exit 1; done
 
 .PHONY: gen
 gen: ## Regenerate generated files (pkg/apispec/openapi.json from openapi.yaml)

@@ -16,15 +16,6 @@ import (
 	"github.com/gofiber/fiber/v2"
 )
 
-// GODEBUG is the Go runtime setting every process of the system runs with:
-// its container image sets it, and so does devstack. schedtrace at its
-// largest period (a scheduler summary on standard error every 24.8 days)
-// keeps the runtime's monitor thread from sleeping deeply whenever all
-// processors are idle, and from being woken by the next system call to poll
-// every 20 µs while the process works: between requests at moderate load,
-// that cycle cost a server a third of its CPU (docs/performance.md).
-const GODEBUG = "schedtrace=2147483647"
-
 // ShutdownTimeout bounds the whole shutdown sequence.
 const ShutdownTimeout = 20 * time.Second
 

@@ -1,6 +1,7 @@
 package chartcheck
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -9,18 +10,11 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"partnerapi.dev/pkg/lifecycle"
+	"partnerapi.dev/tools/registry"
 )
 
-// processes are the binaries deployed by the umbrella chart; services have a database.
-var processes = []struct {
-	name       string
-	hasMigrate bool
-}{
-	{"gateway", false},
-	{"identity", true},
-	{"orders", true},
-}
+// processes are the binaries the umbrella chart deploys, from the process registry.
+var processes = registry.Processes()
 
 func repoRoot(t *testing.T) string {
 	t.Helper()
@@ -42,14 +36,13 @@ type renderCase struct {
 
 func renderCases() []renderCase {
 	var cases []renderCase
+	var all []string
 	for _, p := range processes {
-		var procs []string
-		procs = append(procs, p.name)
+		all = append(all, p.Name)
 		cases = append(cases, renderCase{
-			name: p.name + "/defaults", chart: p.name, wantHook: "pre-install,pre-upgrade", wantProcs: procs,
+			name: p.Name + "/defaults", chart: p.Name, wantHook: "pre-install,pre-upgrade", wantProcs: []string{p.Name},
 		})
 	}
-	all := []string{"gateway", "identity", "orders"}
 	cases = append(cases,
 		renderCase{name: "umbrella/defaults", chart: "restaurant-partner-api", umbrella: true, wantHook: "pre-install,pre-upgrade", wantProcs: all},
 		renderCase{name: "umbrella/dev", chart: "restaurant-partner-api", values: []string{"deploy/dev/values.yaml"}, umbrella: true, wantHook: "post-install,pre-upgrade", wantProcs: all},
@@ -122,16 +115,16 @@ func TestChartsRender(t *testing.T) {
 
 			jobs := MigrationJobs(rel)
 			for _, p := range processes {
-				if !slices.Contains(tc.wantProcs, p.name) {
+				if !slices.Contains(tc.wantProcs, p.Name) {
 					continue
 				}
-				job, ok := jobs[p.name]
+				job, ok := jobs[p.Name]
 				switch {
-				case !p.hasMigrate && ok:
-					t.Errorf("%s has a migration Job %s but no database", p.name, job.Object.ID())
-				case p.hasMigrate && !ok:
-					t.Errorf("%s has no migration Job (a batch/v1 Job labelled app.kubernetes.io/component=migration)", p.name)
-				case p.hasMigrate:
+				case !p.Database && ok:
+					t.Errorf("%s has a migration Job %s but no database", p.Name, job.Object.ID())
+				case p.Database && !ok:
+					t.Errorf("%s has no migration Job (a batch/v1 Job labelled app.kubernetes.io/component=migration)", p.Name)
+				case p.Database:
 					if job.Hook != tc.wantHook {
 						t.Errorf("%s: helm.sh/hook is %q, want %q", job.Object.ID(), job.Hook, tc.wantHook)
 					}
@@ -155,7 +148,11 @@ func TestUmbrellaWiresGatewayUpstreams(t *testing.T) {
 		}
 		t.Run(tc.name, func(t *testing.T) {
 			rel := render(t, root, tc)
-			report(t, "gateway upstreams", CheckUpstreams(rel, "rpa-gateway", "IDENTITY_URL", "ORDERS_URL"))
+			var keys []string
+			for _, u := range registry.System().Upstreams() {
+				keys = append(keys, u.Upstream.URLEnv)
+			}
+			report(t, "gateway upstreams", CheckUpstreams(rel, "rpa-"+registry.System().Gateway().Name, keys...))
 		})
 	}
 }
@@ -186,44 +183,42 @@ func TestSkaffold(t *testing.T) {
 		t.Errorf("apiVersion/kind = %s/%s, want skaffold/v4*/Config", cfg.APIVersion, cfg.Kind)
 	}
 	if len(cfg.Build.Artifacts) != len(processes) {
-		t.Errorf("%d artifacts, want one per process (%d)", len(cfg.Build.Artifacts), len(processes))
+		t.Errorf("%d artifacts, want one per registered process (%d)", len(cfg.Build.Artifacts), len(processes))
 	}
 	if len(cfg.Deploy.Helm.Releases) != 1 {
 		t.Fatalf("%d helm releases, want 1 (the umbrella chart)", len(cfg.Deploy.Helm.Releases))
 	}
 	rel := cfg.Deploy.Helm.Releases[0]
-	if rel.ChartPath != "charts/restaurant-partner-api" {
-		t.Errorf("helm chartPath %q, want charts/restaurant-partner-api", rel.ChartPath)
+	if rel.ChartPath != registry.UmbrellaChart {
+		t.Errorf("helm chartPath %q, want %s", rel.ChartPath, registry.UmbrellaChart)
 	}
+	checkDockerfile(t, filepath.Join(root, "Dockerfile"))
 	for _, p := range processes {
-		t.Run("artifact/"+p.name, func(t *testing.T) {
-			dockerfile := p.name + "/Dockerfile"
-			if p.hasMigrate {
-				dockerfile = "services/" + dockerfile
+		t.Run("artifact/"+p.Name, func(t *testing.T) {
+			i := slices.IndexFunc(cfg.Build.Artifacts, func(a SkaffoldArtifact) bool { return a.Image == p.Image() })
+			if i < 0 {
+				t.Fatalf("no artifact builds image %s", p.Image())
 			}
-			var found bool
-			for _, a := range cfg.Build.Artifacts {
-				if a.Docker == nil || a.Docker.Dockerfile != dockerfile {
-					continue
-				}
-				found = true
-				if a.Context != "." {
-					t.Errorf("artifact %s: context %q, want \".\" (the Dockerfile needs pkg/)", a.Image, a.Context)
-				}
-				key := ImageTemplateKey(a.Image)
-				for value, want := range map[string]string{
-					p.name + ".image.repository": "{{.IMAGE_REPO_" + key + "}}",
-					p.name + ".image.tag":        "{{.IMAGE_TAG_" + key + "}}",
-				} {
-					if got := rel.SetValueTemplates[value]; !strings.HasPrefix(got, want) {
-						t.Errorf("setValueTemplates[%s] = %q, want it to start with %s", value, got, want)
-					}
+			a := cfg.Build.Artifacts[i]
+			if a.Context != "." {
+				t.Errorf("artifact %s: context %q, want \".\" (the Dockerfile needs pkg/ and services/contracts/)", a.Image, a.Context)
+			}
+			if a.Docker == nil || a.Docker.Dockerfile != "Dockerfile" {
+				t.Fatalf("artifact %s: want docker.dockerfile Dockerfile, the one image recipe of every process", a.Image)
+			}
+			wantArgs := map[string]string{"MODULE": p.Module, "PROCESS": p.Name}
+			if !maps.Equal(a.Docker.BuildArgs, wantArgs) {
+				t.Errorf("artifact %s: buildArgs %v, want %v (the registry's module and name)", a.Image, a.Docker.BuildArgs, wantArgs)
+			}
+			key := ImageTemplateKey(a.Image)
+			for value, want := range map[string]string{
+				p.Name + ".image.repository": "{{.IMAGE_REPO_" + key + "}}",
+				p.Name + ".image.tag":        "{{.IMAGE_TAG_" + key + "}}",
+			} {
+				if got := rel.SetValueTemplates[value]; !strings.HasPrefix(got, want) {
+					t.Errorf("setValueTemplates[%s] = %q, want it to start with %s", value, got, want)
 				}
 			}
-			if !found {
-				t.Fatalf("no docker artifact builds %s", dockerfile)
-			}
-			checkDockerfile(t, filepath.Join(root, dockerfile), p.name)
 		})
 	}
 	for _, env := range []string{"dev", "staging", "prod"} {
@@ -251,8 +246,9 @@ func TestSkaffold(t *testing.T) {
 	}
 }
 
-// checkDockerfile: the build rules of the brief, as text (no docker daemon here).
-func checkDockerfile(t *testing.T, path, name string) {
+// checkDockerfile: the build rules of the brief, as text (no docker daemon here). The
+// process's module and command come in as build arguments.
+func checkDockerfile(t *testing.T, path string) {
 	t.Helper()
 	raw, err := os.ReadFile(path)
 	if err != nil {
@@ -261,18 +257,25 @@ func checkDockerfile(t *testing.T, path, name string) {
 	text := string(raw)
 	for _, want := range []string{
 		"FROM golang:1.26 AS build",
+		"ARG MODULE",
+		"ARG PROCESS",
 		"GOWORK=off",
 		"CGO_ENABLED=0",
+		"COPY pkg/ pkg/",
+		"COPY services/contracts/ services/contracts/",
+		"COPY ${MODULE}/ ${MODULE}/",
 		"-trimpath",
 		`-ldflags="-s -w"`,
-		"./cmd/" + name,
+		`"./cmd/${PROCESS}"`,
 		"FROM gcr.io/distroless/static-debian12:nonroot",
 		"USER 65532",
-		"GODEBUG=" + lifecycle.GODEBUG,
-		`ENTRYPOINT ["/` + name + `"]`,
+		`ENTRYPOINT ["/process"]`,
 	} {
 		if !strings.Contains(text, want) {
 			t.Errorf("%s does not contain %q", path, want)
 		}
+	}
+	if strings.Contains(text, "GODEBUG") {
+		t.Errorf("%s sets GODEBUG: images carry no runtime settings an operator would have to explain", path)
 	}
 }

@@ -13,7 +13,7 @@ func TestChecksCatchBrokenCharts(t *testing.T) {
 	cases := []struct {
 		name          string
 		chart         string // chart to break; empty: identity
-		file          string // template of the chart to edit
+		file          string // template to edit, of the chart or of the library chart it includes
 		old, new      string
 		values        map[string]any
 		wantRenderErr string
@@ -22,7 +22,7 @@ func TestChecksCatchBrokenCharts(t *testing.T) {
 	}{
 		{
 			name: "unknown field in a manifest",
-			file: "templates/service.yaml", old: "  type: {{ .Values.service.type }}", new: "  typ: {{ .Values.service.type }}",
+			file: "templates/_service.tpl", old: "  type: {{ .Values.service.type }}", new: "  typ: {{ .Values.service.type }}",
 			wantRenderErr: `unknown field "spec.typ"`,
 		},
 		{
@@ -42,27 +42,27 @@ func TestChecksCatchBrokenCharts(t *testing.T) {
 		},
 		{
 			name: "no readiness probe",
-			file: "templates/deployment.yaml", old: "readinessProbe:", new: "startupProbe:",
+			file: "templates/_deployment.tpl", old: "readinessProbe:", new: "startupProbe:",
 			check: CheckWorkloads, wantProblem: "no readinessProbe",
 		},
 		{
 			name: "service selects nothing",
-			file: "templates/service.yaml", old: `{{- include "identity.selectorLabels" . | nindent 4 }}`, new: "app: identity",
+			file: "templates/_service.tpl", old: `{{- include "common.selectorLabels" . | nindent 4 }}`, new: "app: identity",
 			check: func(r *Release) []string { return CheckSelectors(r, false) }, wantProblem: "matches 0 workloads",
 		},
 		{
 			name: "pdb also selects the migration pods",
-			file: "templates/pdb.yaml", old: `{{- include "identity.selectorLabels" . | nindent 6 }}`, new: "app.kubernetes.io/name: identity",
+			file: "templates/_pdb.tpl", old: `{{- include "common.selectorLabels" . | nindent 6 }}`, new: "app.kubernetes.io/name: identity",
 			check: func(r *Release) []string { return CheckSelectors(r, false) }, wantProblem: "also matches the pods of [Job/rpa-identity-migrate]",
 		},
 		{
 			name: "migration hook reads the release's own Secret",
-			file: "templates/migration-job.yaml", old: `(dict "root" . "hook" true)`, new: `(dict "root" . "hook" false)`,
+			file: "templates/_migration-job.tpl", old: `(dict "root" . "hook" true)`, new: `(dict "root" . "hook" false)`,
 			check: CheckReferences, wantProblem: "pre-install hook uses Secret/rpa-identity",
 		},
 		{
 			name: "secret referenced but never rendered",
-			file: "templates/secret.yaml", old: "{{- if .Values.secret.create }}", new: "{{- if false }}",
+			file: "templates/_secret.tpl", old: "{{- if .Values.secret.create }}", new: "{{- if false }}",
 			check: CheckReferences, wantProblem: `uses Secret "rpa-identity", which is neither rendered nor listed as external`,
 		},
 		{
@@ -72,12 +72,12 @@ func TestChecksCatchBrokenCharts(t *testing.T) {
 		},
 		{
 			name: "public Service exposes the internal port",
-			file: "templates/service.yaml", old: "      targetPort: http\n", new: "      targetPort: internal\n",
+			file: "templates/_service.tpl", old: "      targetPort: http\n", new: "      targetPort: internal\n",
 			check: CheckInternalListener, wantProblem: "exposes the internal port (metrics, admin API) on a public Service",
 		},
 		{
 			name: "internal Service also exposes the public port",
-			file: "templates/service-internal.yaml", old: "      targetPort: internal\n", new: "      targetPort: internal\n    - name: http\n      port: 8080\n      targetPort: http\n",
+			file: "templates/_service-internal.tpl", old: "      targetPort: internal\n", new: "      targetPort: internal\n    - name: http\n      port: 8080\n      targetPort: http\n",
 			check: CheckInternalListener, wantProblem: "an internal Service exposes nothing else",
 		},
 		{
@@ -87,23 +87,23 @@ func TestChecksCatchBrokenCharts(t *testing.T) {
 		},
 		{
 			name: "Prometheus pointed at the public port",
-			file: "templates/deployment.yaml", old: "prometheus.io/port: {{ .Values.internal.containerPort | quote }}", new: "prometheus.io/port: {{ .Values.containerPort | quote }}",
+			file: "templates/_deployment.tpl", old: "prometheus.io/port: {{ .Values.internal.containerPort | quote }}", new: "prometheus.io/port: {{ .Values.containerPort | quote }}",
 			check: CheckInternalListener, wantProblem: "prometheus.io/port is 8080",
 		},
 		{
 			name: "NetworkPolicy admits the internal port from every namespace",
-			file: "templates/networkpolicy.yaml", old: "        - podSelector: {}\n", new: "        - namespaceSelector: {}\n",
+			file: "templates/_networkpolicy.tpl", old: "        - podSelector: {}\n", new: "        - namespaceSelector: {}\n",
 			check: CheckInternalListener, wantProblem: "admits the internal port from every namespace",
 		},
 		{
 			name: "NetworkPolicy admits every port from anywhere",
-			file: "templates/networkpolicy.yaml", old: "  ingress:\n", new: "  ingress:\n    - {}\n",
+			file: "templates/_networkpolicy.tpl", old: "  ingress:\n", new: "  ingress:\n    - {}\n",
 			check: CheckInternalListener, wantProblem: "admits the internal port from anywhere",
 		},
 		{
 			name:  "Ingress targets the gateway's internal Service",
 			chart: "gateway",
-			file:  "templates/ingress.yaml", old: `name: {{ include "gateway.fullname" $ }}`, new: `name: {{ include "gateway.fullname" $ }}-internal`,
+			file:  "templates/ingress.yaml", old: `name: {{ include "common.fullname" $ }}`, new: `name: {{ include "common.fullname" $ }}-internal`,
 			values: map[string]any{"ingress": map[string]any{"enabled": true, "hosts": []any{map[string]any{"host": "api.example.com", "paths": []any{map[string]any{"path": "/"}}}}}},
 			check:  CheckInternalListener, wantProblem: "targets the internal Service rpa-gateway-internal",
 		},
@@ -120,7 +120,11 @@ func TestChecksCatchBrokenCharts(t *testing.T) {
 			}
 			if tc.file != "" {
 				var edited bool
-				for _, f := range c.Templates {
+				templates := c.Templates
+				for _, d := range c.Dependencies() {
+					templates = append(templates, d.Templates...)
+				}
+				for _, f := range templates {
 					if f.Name == tc.file {
 						if !strings.Contains(string(f.Data), tc.old) {
 							t.Fatalf("%s no longer contains %q: update this case", tc.file, tc.old)

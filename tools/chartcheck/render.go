@@ -117,7 +117,7 @@ type Release struct {
 
 // Object is one rendered manifest, strictly decoded.
 type Object struct {
-	// Source is the template that produced it, e.g. "restaurant-partner-api/charts/identity/templates/deployment.yaml".
+	// Source is the template that produced it, e.g. "restaurant-partner-api/charts/identity/templates/process.yaml".
 	Source string
 	GVK    schema.GroupVersionKind
 	Obj    runtime.Object

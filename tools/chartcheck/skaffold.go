@@ -23,13 +23,7 @@ type SkaffoldConfig struct {
 			UseBuildkit bool `json:"useBuildkit,omitempty"`
 			Concurrency int  `json:"concurrency,omitempty"`
 		} `json:"local"`
-		Artifacts []struct {
-			Image   string `json:"image"`
-			Context string `json:"context"`
-			Docker  *struct {
-				Dockerfile string `json:"dockerfile"`
-			} `json:"docker"`
-		} `json:"artifacts"`
+		Artifacts []SkaffoldArtifact `json:"artifacts"`
 	} `json:"build"`
 	Deploy struct {
 		Helm struct {
@@ -54,6 +48,16 @@ type SkaffoldConfig struct {
 			Value any    `json:"value"`
 		} `json:"patches"`
 	} `json:"profiles"`
+}
+
+// SkaffoldArtifact is one build.artifacts entry.
+type SkaffoldArtifact struct {
+	Image   string `json:"image"`
+	Context string `json:"context"`
+	Docker  *struct {
+		Dockerfile string            `json:"dockerfile"`
+		BuildArgs  map[string]string `json:"buildArgs,omitempty"`
+	} `json:"docker"`
 }
 
 // HelmRelease is one deploy.helm.releases entry.

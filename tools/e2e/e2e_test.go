@@ -21,23 +21,26 @@ import (
 	"partnerapi.dev/pkg/apispec"
 	"partnerapi.dev/pkg/testenv"
 	"partnerapi.dev/tools/loadgen"
+	"partnerapi.dev/tools/registry"
 	"partnerapi.dev/tools/seed"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
 
-// binaries builds every process like a team would: each module on its own.
+// binaries builds every registered process like a team would, each module on
+// its own, and the tools devstack runs.
 func binaries(t *testing.T) string {
 	t.Helper()
 	bin := t.TempDir()
-	for _, b := range []struct{ module, pkg string }{
-		{"../../gateway", "./cmd/gateway"},
-		{"../../services/identity", "./cmd/identity"},
+	builds := []struct{ module, pkg string }{
 		{"../../services/identity", "./cmd/partnerctl"},
-		{"../../services/orders", "./cmd/orders"},
 		{"..", "./cmd/devstack"},
 		{"..", "./cmd/seed"},
-	} {
+	}
+	for _, p := range registry.Processes() {
+		builds = append(builds, struct{ module, pkg string }{"../../" + p.Module, p.ModuleCommand()})
+	}
+	for _, b := range builds {
 		cmd := exec.Command("go", "build", "-o", bin, b.pkg)
 		cmd.Dir = b.module
 		cmd.Env = append(os.Environ(), "GOWORK=off")
@@ -187,8 +190,7 @@ func TestPartnerCallsThroughTheGateway(t *testing.T) {
 
 	t.Run("metrics and the admin API only on the internal listeners", func(t *testing.T) {
 		admin := map[string]string{"Authorization": "Bearer " + sys.Secrets["ADMIN_TOKEN"]}
-		public := map[string]string{"gateway": sys.Gateway, "identity": sys.Identity, "orders": sys.Orders}
-		for name, base := range public {
+		for name, base := range sys.Public {
 			if st, body := raw(t, base+"/metrics", nil); st != 404 {
 				t.Errorf("%s public /metrics: %d %.200s", name, st, body)
 			}

@@ -15,19 +15,23 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
+
+	"partnerapi.dev/tools/registry"
 )
 
 // Stack is a running bin/devstack.
 type Stack struct {
-	// Gateway, Identity and Orders are the processes' public base URLs.
+	// Gateway, Identity and Orders are the public base URLs of those processes.
 	Gateway, Identity, Orders string
-	// Internal are the base URLs of the processes' internal listeners
-	// (metrics; identity's admin API), by process name.
-	Internal map[string]string
+	// Public and Internal are the base URLs of every registered process's
+	// public and internal (metrics; identity's admin API) listeners, by
+	// process name.
+	Public, Internal map[string]string
 	// Token is the demo owner's access token devstack printed.
 	Token string
 	// Secrets are devstack's generated secrets (DIR/secrets.env).
@@ -62,17 +66,12 @@ func StartStack(ctx context.Context, o StackOptions) (*Stack, error) {
 		cmd.Env = os.Environ()
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGINT}
-	s := &Stack{
-		Gateway:  fmt.Sprintf("http://127.0.0.1:%d", 8080+offset),
-		Identity: fmt.Sprintf("http://127.0.0.1:%d", 8081+offset),
-		Orders:   fmt.Sprintf("http://127.0.0.1:%d", 8082+offset),
-		Internal: map[string]string{
-			"gateway":  fmt.Sprintf("http://127.0.0.1:%d", 9080+offset),
-			"identity": fmt.Sprintf("http://127.0.0.1:%d", 9081+offset),
-			"orders":   fmt.Sprintf("http://127.0.0.1:%d", 9082+offset),
-		},
-		cmd: cmd, logs: &syncBuffer{}, exited: make(chan error, 1),
+	s := &Stack{Public: map[string]string{}, Internal: map[string]string{}, cmd: cmd, logs: &syncBuffer{}, exited: make(chan error, 1)}
+	for _, p := range registry.Processes() {
+		s.Public[p.Name] = fmt.Sprintf("http://127.0.0.1:%d", p.Port+offset)
+		s.Internal[p.Name] = fmt.Sprintf("http://127.0.0.1:%d", p.InternalPort+offset)
 	}
+	s.Gateway, s.Identity, s.Orders = s.Public[registry.System().Gateway().Name], s.Public["identity"], s.Public["orders"]
 	cmd.Stderr = s.logs
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -170,13 +169,18 @@ func ReadSecrets(path string) (map[string]string, error) {
 	return m, nil
 }
 
-// FreeOffset finds a port offset at which devstack's ports 8080..8082 and
-// 9080..9082 (public and internal listeners) + offset are free.
+// FreeOffset finds a port offset at which every registered process's public
+// and internal ports + offset are free.
 func FreeOffset() (int, error) {
-	for base := 23000 + os.Getpid()%1000; base < 60000; base += 97 {
+	var ports []int
+	for _, p := range registry.Processes() {
+		ports = append(ports, p.Port, p.InternalPort)
+	}
+	lowest := slices.Min(ports)
+	for offset := 23000 - lowest + os.Getpid()%1000; offset+slices.Max(ports) < 65000; offset += 97 {
 		ok := true
-		for _, port := range []int{base, base + 1, base + 2, base + 1000, base + 1001, base + 1002} {
-			l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		for _, port := range ports {
+			l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port+offset))
 			if err != nil {
 				ok = false
 				break
@@ -184,7 +188,7 @@ func FreeOffset() (int, error) {
 			l.Close()
 		}
 		if ok {
-			return base - 8080, nil
+			return offset, nil
 		}
 	}
 	return 0, errors.New("no free ports")

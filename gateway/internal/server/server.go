@@ -103,8 +103,8 @@ func New(cfg config.Config, deps Deps) (*fiber.App, *Gateway, error) {
 	g.limiter = ratelimit.New(deps.Redis, prefix)
 	g.identity = proxy.New(string(routes.Identity), cfg.IdentityURL, cfg.UpstreamConnectTimeout, cfg.UpstreamTimeout)
 	g.upstreams = map[routes.Service]*proxy.Upstream{routes.Identity: g.identity}
-	for svc, base := range map[routes.Service]string{routes.Orders: cfg.OrdersURL, routes.Accounting: cfg.AccountingURL, routes.Menus: cfg.MenusURL, routes.CatalogImport: cfg.CatalogImportURL} {
-		if base != "" {
+	for svc, base := range upstreamURLs(cfg) {
+		if base != "" && svc != routes.Identity {
 			g.upstreams[svc] = proxy.New(string(svc), base, cfg.UpstreamConnectTimeout, cfg.UpstreamTimeout)
 		}
 	}
@@ -441,6 +441,20 @@ func (g *Gateway) refuse(r *access.Refusal) error {
 		return httpx.BadRequest("%s", r.Description)
 	}
 	return httpx.NotFound()
+}
+
+// upstreamURLs are the base URLs of the services the gateway forwards to, by
+// the routes.Service owning the operations; empty: not deployed (its
+// operations answer 503). tools/registry/processes.json declares the same
+// pairs of service and variable, and a test holds them together.
+func upstreamURLs(cfg config.Config) map[routes.Service]string {
+	return map[routes.Service]string{
+		routes.Identity:      cfg.IdentityURL,
+		routes.Orders:        cfg.OrdersURL,
+		routes.Accounting:    cfg.AccountingURL,
+		routes.Menus:         cfg.MenusURL,
+		routes.CatalogImport: cfg.CatalogImportURL,
+	}
 }
 
 // upstream is the service that owns op, or the 503 of an operation whose

@@ -25,49 +25,38 @@ import (
 
 	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx"
 
-	"partnerapi.dev/pkg/lifecycle"
 	"partnerapi.dev/pkg/localinfra"
+	"partnerapi.dev/tools/registry"
 	"partnerapi.dev/tools/seed"
 )
 
-// process is one binary of the system as the local stack runs it.
-type process struct {
-	name     string
-	database bool
-	env      func(s *stack) []string
-}
-
-// ports are the local ports of the processes (plus --port-offset): the
-// public listener (HTTP_ADDR) and the internal one (INTERNAL_HTTP_ADDR) with
-// /metrics and identity's admin API.
-var (
-	ports         = map[string]int{"gateway": 8080, "identity": 8081, "orders": 8082}
-	internalPorts = map[string]int{"gateway": 9080, "identity": 9081, "orders": 9082}
-)
-
-// processes in start order; the gateway comes last and stops first.
-var processes = []process{
-	{name: "identity", database: true, env: func(s *stack) []string {
-		return []string{"PUBLIC_BASE_URL=" + s.baseURL, "ADMIN_TOKEN=" + s.secrets["ADMIN_TOKEN"],
-			"SIGNING_KEY_ENCRYPTION_KEY=" + s.secrets["SIGNING_KEY_ENCRYPTION_KEY"]}
-	}},
-	{name: "orders", database: true, env: func(s *stack) []string {
-		return []string{"CURSOR_KEY=" + s.secrets["CURSOR_KEY"], "INGEST_TOKEN=" + s.secrets["INGEST_TOKEN"]}
-	}},
-	{name: "gateway", env: func(s *stack) []string {
-		return []string{"PUBLIC_BASE_URL=" + s.baseURL, "REDIS_URL=" + s.redisURL,
-			"IDENTITY_URL=" + s.url("identity"), "ORDERS_URL=" + s.url("orders")}
-	}},
-}
-
-// runtimeGODEBUG is the Go runtime setting of every process, as in its
-// container image (lifecycle.GODEBUG); the caller's GODEBUG settings come
-// after it and win.
-func runtimeGODEBUG() string {
-	return "GODEBUG=" + lifecycle.GODEBUG + "," + os.Getenv("GODEBUG")
+// env is the environment devstack gives process p (and its migrate run):
+// its listeners, the infrastructure and secrets it declares in the registry,
+// and for the gateway every upstream's URL.
+func (s *stack) env(p registry.Process) []string {
+	env := []string{fmt.Sprintf("HTTP_ADDR=127.0.0.1:%d", s.port(p.Name)), fmt.Sprintf("INTERNAL_HTTP_ADDR=127.0.0.1:%d", s.internalPort(p.Name))}
+	if p.Database {
+		env = append(env, "DATABASE_URL="+s.databaseURL)
+	}
+	if p.Redis {
+		env = append(env, "REDIS_URL="+s.redisURL)
+	}
+	if p.PublicBaseURL {
+		env = append(env, "PUBLIC_BASE_URL="+s.baseURL)
+	}
+	for _, name := range p.Secrets {
+		env = append(env, name+"="+s.secrets[name])
+	}
+	if p.Gateway {
+		for _, u := range s.reg.Upstreams() {
+			env = append(env, u.Upstream.URLEnv+"="+s.url(u.Name))
+		}
+	}
+	return env
 }
 
 type stack struct {
+	reg                 registry.Registry
 	dir, bin, baseURL   string
 	portOffset          int
 	databaseURL         string
@@ -85,12 +74,17 @@ func runStack(ctx context.Context, args []string) error {
 	dir := fs.String("data", ".run", "folder for local data and generated secrets")
 	bin := fs.String("bin", "bin", "folder with the built binaries")
 	seedValue := fs.Uint64("seed", 42, "demo data seed")
-	portOffset := fs.Int("port-offset", 0, "added to every process's ports (gateway 8080 and 9080, identity 8081 and 9081, orders 8082 and 9082)")
+	reg := registry.System()
+	var ports []string
+	for _, p := range reg.Processes {
+		ports = append(ports, fmt.Sprintf("%s %d and %d", p.Name, p.Port, p.InternalPort))
+	}
+	portOffset := fs.Int("port-offset", 0, "added to every process's ports ("+strings.Join(ports, ", ")+")")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	s := &stack{dir: *dir, bin: *bin, portOffset: *portOffset, seedValue: *seedValue}
-	s.baseURL = s.url("gateway")
+	s := &stack{reg: reg, dir: *dir, bin: *bin, portOffset: *portOffset, seedValue: *seedValue}
+	s.baseURL = s.url(reg.Gateway().Name)
 	defer s.stop()
 	started := time.Now()
 	if err := s.start(ctx); err != nil {
@@ -111,33 +105,30 @@ func (s *stack) start(ctx context.Context) error {
 		return err
 	}
 	var err error
-	if s.secrets, err = loadSecrets(filepath.Join(s.dir, "secrets.env")); err != nil {
+	if s.secrets, err = loadSecrets(filepath.Join(s.dir, "secrets.env"), s.reg.Secrets); err != nil {
 		return err
 	}
 	if err := s.startInfra(ctx); err != nil {
 		return err
 	}
-	common := []string{"DATABASE_URL=" + s.databaseURL, "INTERNAL_CONTEXT_KEYS=" + s.secrets["INTERNAL_CONTEXT_KEYS"], runtimeGODEBUG()}
-	for _, p := range processes {
-		if !p.database {
+	for _, p := range s.reg.Processes {
+		if !p.Database {
 			continue
 		}
-		logf("migrating %s", p.name)
-		cmd := exec.CommandContext(ctx, filepath.Join(s.bin, p.name), "migrate")
-		cmd.Env = append(os.Environ(), common...)
+		logf("migrating %s", p.Name)
+		cmd := exec.CommandContext(ctx, filepath.Join(s.bin, p.Name), "migrate")
+		cmd.Env = append(os.Environ(), s.env(p)...)
 		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("migrate %s: %w\n%s", p.name, err, out)
+			return fmt.Errorf("migrate %s: %w\n%s", p.Name, err, out)
 		}
 	}
-	for _, p := range processes {
-		addrs := []string{fmt.Sprintf("HTTP_ADDR=127.0.0.1:%d", s.port(p.name)), fmt.Sprintf("INTERNAL_HTTP_ADDR=127.0.0.1:%d", s.internalPort(p.name))}
-		env := append(append(addrs, common...), p.env(s)...)
-		c, err := startChild(p.name, filepath.Join(s.bin, p.name), env)
+	for _, p := range s.reg.Processes {
+		c, err := startChild(p.Name, filepath.Join(s.bin, p.Name), s.env(p))
 		if err != nil {
 			return err
 		}
 		s.children = append(s.children, c)
-		if err := waitReady(ctx, c, s.port(p.name)); err != nil {
+		if err := waitReady(ctx, c, s.port(p.Name)); err != nil {
 			return err
 		}
 	}
@@ -239,6 +230,10 @@ func (s *stack) printWelcome(ctx context.Context) error {
 		return fmt.Errorf("demo token: unexpected output %q", out)
 	}
 	access, _ := tok["access_token"].(string)
+	var metrics []string
+	for _, p := range s.reg.Processes {
+		metrics = append(metrics, s.internalURL(p.Name)+"/metrics")
+	}
 	restaurant := seed.Generator{Seed: s.seedValue}.ID("restaurant/kahvila-aalto")
 	browser := "  (port of " + seed.DemoRedirectURI + " is taken: the browser flow is not offered)\n"
 	if f := newBrowserFlow(s.baseURL); f.Start() == nil {
@@ -268,26 +263,32 @@ Approve the demo partner yourself:
 %[9]s
 Operators only (internal listeners, never exposed to partners):
 
-  Metrics         %[10]s/metrics   %[11]s/metrics   %[12]s/metrics
-  Admin API       ADMIN_TOKEN=$(grep ^ADMIN_TOKEN= %[13]s | cut -d= -f2-) bin/partnerctl clients list --url %[11]s
+  Metrics         %[10]s
+  Admin API       ADMIN_TOKEN=$(grep ^ADMIN_TOKEN= %[12]s | cut -d= -f2-) bin/partnerctl clients list --url %[11]s
 
 Press Ctrl-C to stop.
 `, s.baseURL, access, seed.OwnerEmail, seed.AdminEmail, seed.DemoPassword, seed.DemoClientID, seed.DemoRedirectURI, restaurant, browser,
-		s.internalURL("gateway"), s.internalURL("identity"), s.internalURL("orders"), filepath.Join(s.dir, "secrets.env"))
+		strings.Join(metrics, "   "), s.internalURL("identity"), filepath.Join(s.dir, "secrets.env"))
 	return nil
 }
 
 // url is the local base URL of a process.
 func (s *stack) url(name string) string { return fmt.Sprintf("http://127.0.0.1:%d", s.port(name)) }
 
-func (s *stack) port(name string) int { return ports[name] + s.portOffset }
+func (s *stack) port(name string) int {
+	p, _ := s.reg.Get(name)
+	return p.Port + s.portOffset
+}
 
 // internalURL is the local base URL of a process's internal listener.
 func (s *stack) internalURL(name string) string {
 	return fmt.Sprintf("http://127.0.0.1:%d", s.internalPort(name))
 }
 
-func (s *stack) internalPort(name string) int { return internalPorts[name] + s.portOffset }
+func (s *stack) internalPort(name string) int {
+	p, _ := s.reg.Get(name)
+	return p.InternalPort + s.portOffset
+}
 
 func (s *stack) anyExit() <-chan *child {
 	ch := make(chan *child, len(s.children))
@@ -372,8 +373,9 @@ func waitReady(ctx context.Context, c *child, port int) error {
 	return fmt.Errorf("%s not ready after 60s", c.name)
 }
 
-// loadSecrets reads the generated local secrets, creating any missing one.
-func loadSecrets(path string) (map[string]string, error) {
+// loadSecrets reads the generated local secrets, creating any missing one of
+// the registry's secrets in its form.
+func loadSecrets(path string, forms map[string]registry.SecretForm) (map[string]string, error) {
 	secrets := map[string]string{}
 	if raw, err := os.ReadFile(path); err == nil {
 		for _, line := range strings.Split(string(raw), "\n") {
@@ -387,12 +389,17 @@ func loadSecrets(path string) (map[string]string, error) {
 		_, _ = rand.Read(b)
 		return base64.StdEncoding.EncodeToString(b)
 	}
-	want := map[string]func() string{
-		"INTERNAL_CONTEXT_KEYS":      func() string { return "local1:" + random(32) },
-		"ADMIN_TOKEN":                func() string { return strings.TrimRight(base64.URLEncoding.EncodeToString([]byte(random(24))), "=") },
-		"SIGNING_KEY_ENCRYPTION_KEY": func() string { return random(32) },
-		"CURSOR_KEY":                 func() string { return random(32) },
-		"INGEST_TOKEN":               func() string { return strings.TrimRight(base64.URLEncoding.EncodeToString([]byte(random(24))), "=") },
+	token := func() string { return strings.TrimRight(base64.URLEncoding.EncodeToString([]byte(random(24))), "=") }
+	want := map[string]func() string{}
+	for name, form := range forms {
+		switch form {
+		case registry.Keyring:
+			want[name] = func() string { return "local1:" + random(32) }
+		case registry.Token:
+			want[name] = token
+		case registry.Key:
+			want[name] = func() string { return random(32) }
+		}
 	}
 	changed := false
 	for k, gen := range want {
