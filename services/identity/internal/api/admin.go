@@ -7,14 +7,16 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
 
+	"partnerapi.dev/pkg/cursor"
 	"partnerapi.dev/pkg/httpx"
 	"partnerapi.dev/services/identity/internal/domain"
 	"partnerapi.dev/services/identity/internal/oauth"
 )
 
 type admin struct {
-	repo domain.Repository
-	keys *oauth.Keys
+	repo    domain.Repository
+	cursors *cursor.Codec
+	keys    *oauth.Keys
 }
 
 func (a admin) importDirectory(c *fiber.Ctx) error {

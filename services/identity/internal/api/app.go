@@ -80,12 +80,16 @@ func New(d Deps) *fiber.App {
 // forwards, leads to it; the admin token is a second lock, not the only one.
 func Internal(d Deps) *fiber.App {
 	return httpx.NewInternal(httpx.Options{Name: "identity", Ready: d.Ready, BodyLimit: MaxBody}, d.Metrics, func(r fiber.Router) {
-		a := admin{repo: d.Repo, keys: d.OAuth.Keys}
+		a := admin{repo: d.Repo, keys: d.OAuth.Keys, cursors: adminCursors(d.Secret)}
 		g := r.Group("/admin/v1", requireAdmin(d.AdminToken))
 		g.Post("/directory/import", a.importDirectory)
 		g.Post("/users", a.createUser)
+		g.Get("/organizations", a.listOrganizations)
 		g.Post("/organizations", a.createOrganization)
+		g.Get("/restaurants", a.listRestaurants)
 		g.Post("/restaurants", a.createRestaurant)
+		g.Get("/users", a.listUsers)
+		g.Get("/memberships", a.listMemberships)
 		g.Post("/memberships", a.createMembership)
 		g.Get("/clients", a.listClients)
 		g.Post("/clients", a.createClient)
