@@ -135,27 +135,25 @@ type partner struct {
 	listCap *int
 }
 
-func (p partner) activeGrant(c *fiber.Ctx) (string, error) {
+// activeCoverage loads what the caller's grant covers; a grant no longer
+// active answers 403.
+func (p partner) activeCoverage(c *fiber.Ctx) (domain.GrantCoverage, error) {
 	ic := internalctx.From(c)
 	if ic.GrantID == "" {
-		return "", httpx.NotFound()
+		return domain.GrantCoverage{}, httpx.NotFound()
 	}
-	g, _, err := p.repo.Grant(c.UserContext(), ic.GrantID)
+	cov, err := p.repo.Coverage(c.UserContext(), ic.GrantID)
 	if err != nil {
-		return "", err
+		return cov, err
 	}
-	if g.Status != "active" {
-		return "", &httpx.Error{Status: http.StatusForbidden, Code: httpx.CodeInsufficientScope, Description: "The authorization " + g.Status + "; ask the owner to approve again."}
+	if st := cov.Grant.Status; st != "active" {
+		return cov, &httpx.Error{Status: http.StatusForbidden, Code: httpx.CodeInsufficientScope, Description: "The authorization " + st + "; ask the owner to approve again."}
 	}
-	return g.ID, nil
+	return cov, nil
 }
 
 func (p partner) restaurants(c *fiber.Ctx) error {
-	id, err := p.activeGrant(c)
-	if err != nil {
-		return err
-	}
-	cov, err := p.repo.Coverage(c.UserContext(), id)
+	cov, err := p.activeCoverage(c)
 	if err != nil {
 		return err
 	}
@@ -174,11 +172,7 @@ func (p partner) restaurants(c *fiber.Ctx) error {
 }
 
 func (p partner) organizations(c *fiber.Ctx) error {
-	id, err := p.activeGrant(c)
-	if err != nil {
-		return err
-	}
-	cov, err := p.repo.Coverage(c.UserContext(), id)
+	cov, err := p.activeCoverage(c)
 	if err != nil {
 		return err
 	}

@@ -43,7 +43,7 @@ func (r clientRow) domain() domain.PartnerClient {
 
 // Import upserts a directory document by id in one transaction.
 func (s *Store) Import(ctx context.Context, d domain.DirectoryImport) (domain.ImportResult, error) {
-	if err := d.Validate(); err != nil {
+	if err := domain.ValidateImport(d); err != nil {
 		return domain.ImportResult{}, err
 	}
 	// Hash outside the transaction: argon2 and bcrypt are slow on purpose.
