@@ -26,6 +26,7 @@ import (
 	"gorm.io/plugin/opentelemetry/tracing"
 
 	"partnerapi.dev/pkg/config"
+	"partnerapi.dev/pkg/fault"
 )
 
 // Config is the database part of a service's configuration.
@@ -151,6 +152,29 @@ func LockID(schema string) int64 {
 	h := fnv.New64a()
 	_, _ = h.Write([]byte("partnerapi.migrate." + schema))
 	return int64(h.Sum64() & 0x7fffffffffffffff)
+}
+
+// Outcomes of the database that callers answer alike in every service.
+var (
+	errUnavailable = fault.New(fault.Unavailable, "the database is unavailable")
+	errConflict    = fault.New(fault.Conflict, "A concurrent change won; retry.")
+)
+
+// Every binary that opens a database answers its outages and lost races
+// through the common error kinds, with no mapping of its own.
+func init() { fault.RegisterClassifier(Classify) }
+
+// Classify gives a database error its kind: unavailable for an outage or a
+// query ended by its context (the caller went away or timed out), conflict
+// for a lost race (IsConflict); nil for any other error.
+func Classify(err error) fault.Kinded {
+	switch {
+	case IsUnavailable(err), errors.Is(err, context.Canceled):
+		return errUnavailable
+	case IsConflict(err):
+		return errConflict
+	}
+	return nil
 }
 
 // IsUnavailable reports whether err means the database could not be reached

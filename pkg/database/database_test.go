@@ -2,12 +2,16 @@ package database_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 	"testing/fstest"
 
+	"github.com/jackc/pgx/v5/pgconn"
+
 	"partnerapi.dev/pkg/config"
 	"partnerapi.dev/pkg/database"
+	"partnerapi.dev/pkg/fault"
 	"partnerapi.dev/pkg/localinfra"
 	"partnerapi.dev/pkg/testenv"
 )
@@ -84,5 +88,22 @@ func TestOpenRejectsBadInput(t *testing.T) {
 	}
 	if _, err := database.Open(context.Background(), database.Config{URL: "::not a url"}, "ok"); err == nil {
 		t.Fatal("bad url accepted")
+	}
+}
+
+func TestClassify(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		kind fault.Kind
+	}{
+		{&pgconn.PgError{Code: "57P01"}, fault.Unavailable},
+		{fmt.Errorf("query: %w", context.Canceled), fault.Unavailable},
+		{&pgconn.PgError{Code: "40001"}, fault.Conflict},
+		{&pgconn.PgError{Code: "23503"}, fault.Unknown},
+		{errors.New("boom"), fault.Unknown},
+	} {
+		if k, _ := fault.Of(tc.err); k != tc.kind {
+			t.Errorf("%v: kind %d, want %d", tc.err, k, tc.kind)
+		}
 	}
 }

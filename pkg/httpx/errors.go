@@ -8,6 +8,8 @@ import (
 	"net/http"
 
 	"github.com/gofiber/fiber/v2"
+
+	"partnerapi.dev/pkg/fault"
 )
 
 // Error codes of the public error envelope.
@@ -92,13 +94,17 @@ func MethodNotAllowed(allow string) *Error {
 	return &Error{Status: http.StatusMethodNotAllowed, Code: CodeMethodNotAllowed, Message: "This method is not allowed on this path.", Header: map[string]string{fiber.HeaderAllow: allow}}
 }
 
-// WriteError answers err as the error envelope. Errors that are not *Error
-// become a 500 whose body reveals nothing.
+// WriteError answers err as the error envelope: an *Error as it is (answers
+// that need headers, such as challenges and Allow), an error of a fault kind
+// through FromKind, a Fiber error by its status; anything else becomes a 500
+// whose body reveals nothing.
 func WriteError(c *fiber.Ctx, err error) error {
 	var e *Error
 	if !errors.As(err, &e) {
 		var fe *fiber.Error
-		if errors.As(err, &fe) {
+		if kind, declared := fault.Of(err); kind != fault.Unknown {
+			e = FromKind(kind, declared, isWrite(c.Method()))
+		} else if errors.As(err, &fe) {
 			e = fromFiber(fe)
 		} else {
 			logger(c).Error("request failed", "error", err, "request_id", RequestID(c))
@@ -114,6 +120,31 @@ func WriteError(c *fiber.Ctx, err error) error {
 		Message:          e.Message,
 		ErrorDescription: e.Description,
 	})
+}
+
+// FromKind is the one mapping from an error kind to an answer. declared is
+// the error that declared the kind; its message is shown for invalid and
+// conflict. write tells whether the request meant to change something: an
+// outage then answers capability_disabled ("no change was made"), a read
+// service_unavailable.
+func FromKind(kind fault.Kind, declared error, write bool) *Error {
+	switch kind {
+	case fault.Invalid:
+		return BadRequest("%s", declared.Error())
+	case fault.NotFound:
+		return NotFound()
+	case fault.Conflict:
+		return Conflict("%s", declared.Error())
+	case fault.Unavailable:
+		return Unavailable(write)
+	case fault.CapabilityDisabled:
+		return Unavailable(true)
+	}
+	return Internal()
+}
+
+func isWrite(method string) bool {
+	return method != fiber.MethodGet && method != fiber.MethodHead && method != fiber.MethodOptions
 }
 
 func fromFiber(fe *fiber.Error) *Error {

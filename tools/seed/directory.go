@@ -18,8 +18,10 @@ const (
 	BenchOrganization = "Benchmark Dining Group"
 )
 
-// Directory is identity's part of the data set, in the shape of identity's
-// POST /admin/v1/directory/import.
+// Directory is identity's part of the data set: the directory import
+// contract (contracts.Directory), with restaurants that also keep their day
+// start hour as a plain number for the order generator. It marshals as the
+// contract.
 type Directory struct {
 	Users          []User          `json:"users"`
 	Organizations  []Organization  `json:"organizations"`
@@ -28,52 +30,19 @@ type Directory struct {
 	PartnerClients []PartnerClient `json:"partnerClients"`
 }
 
-// User is an owner or administrator who can approve partners.
-type User struct {
-	UserID   string `json:"userId"`
-	Email    string `json:"email"`
-	Name     string `json:"name"`
-	Password string `json:"password"`
-}
+// The directory's records are the contract's.
+type (
+	User          = contracts.DirectoryUser
+	Organization  = contracts.DirectoryOrganization
+	Membership    = contracts.DirectoryMembership
+	PartnerClient = contracts.DirectoryPartnerClient
+)
 
-// Organization groups restaurants under one management.
-type Organization struct {
-	OrganizationID string `json:"organizationId"`
-	Name           string `json:"name"`
-	RegisteredName string `json:"registeredName"`
-	BusinessID     string `json:"businessId"`
-}
-
-// Restaurant with the settings every service computes dates and money with.
+// Restaurant is the contract's restaurant; DayStartHour, always set by the
+// generator, shadows the contract's pointer and is written in its place.
 type Restaurant struct {
-	RestaurantID    string   `json:"restaurantId"`
-	Name            string   `json:"name"`
-	TimeZone        string   `json:"timeZone"`
-	DayStartHour    int      `json:"dayStartHour"`
-	Currency        string   `json:"currency"`
-	Country         string   `json:"country"`
-	RegisteredName  string   `json:"registeredName"`
-	BusinessID      string   `json:"businessId"`
-	OrganizationIDs []string `json:"organizationIds"`
-}
-
-// Membership gives a user a role on a restaurant or an organization.
-type Membership struct {
-	UserID         string  `json:"userId"`
-	RestaurantID   *string `json:"restaurantId"`
-	OrganizationID *string `json:"organizationId"`
-	Role           string  `json:"role"`
-}
-
-// PartnerClient is a registered integration.
-type PartnerClient struct {
-	ClientID      string   `json:"clientId"`
-	Name          string   `json:"name"`
-	Type          string   `json:"type"`
-	Secret        *string  `json:"secret"`
-	RedirectURIs  []string `json:"redirectUris"`
-	AllowedScopes []string `json:"allowedScopes"`
-	Status        string   `json:"status"`
+	contracts.DirectoryRestaurant
+	DayStartHour int `json:"dayStartHour"`
 }
 
 // Size chooses how much data to generate.
@@ -110,8 +79,8 @@ func (g Generator) GenerateDirectory(size Size) Directory {
 	}
 	restaurant := func(key, name, tz string, dsh int, cur, country, registered, businessID string, orgs ...string) string {
 		id := g.ID("restaurant/" + key)
-		d.Restaurants = append(d.Restaurants, Restaurant{RestaurantID: id, Name: name, TimeZone: tz, DayStartHour: dsh,
-			Currency: cur, Country: country, RegisteredName: registered, BusinessID: businessID, OrganizationIDs: append([]string{}, orgs...)})
+		d.Restaurants = append(d.Restaurants, Restaurant{DayStartHour: dsh, DirectoryRestaurant: contracts.DirectoryRestaurant{RestaurantID: id, Name: name, TimeZone: tz,
+			Currency: cur, Country: country, RegisteredName: registered, BusinessID: businessID, OrganizationIDs: append([]string{}, orgs...)}})
 		return id
 	}
 	member := func(userID string, restaurantID, organizationID *string, role string) {

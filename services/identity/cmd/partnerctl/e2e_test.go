@@ -90,6 +90,47 @@ func TestAgainstRunningIdentity(t *testing.T) {
 	ctl("memberships", "create", "--user", user, "--restaurant", rest, "--role", "owner")
 	ctl("memberships", "create", "--user", user, "--org", org, "--role", "admin")
 
+	// Lists print aligned tables by default and JSON arrays with --json.
+	for _, tc := range []struct {
+		list, header string
+		row          []string
+		jsonKey      string
+	}{
+		{"organizations", "ORGANIZATION ID", []string{org, "Demo Group", "Demo Group Oy", "1234567-8"}, "organizationId"},
+		{"restaurants", "RESTAURANT ID", []string{rest, "Demo Bistro", "Europe/Helsinki", "04:00", "EUR", "FI", org}, "restaurantId"},
+		{"users", "USER ID", []string{user, "owner@demo.example", "Demo Owner"}, "userId"},
+		{"memberships", "USER ID", []string{user, "owner", rest, "-"}, "userId"},
+		{"clients", "CLIENT ID", []string{"demo-partner", "Demo Partner", "public", "approved"}, "clientId"},
+	} {
+		lines := strings.Split(strings.TrimSpace(ctl(tc.list, "list")), "\n")
+		if !strings.HasPrefix(lines[0], tc.header) || len(lines) < 2 {
+			t.Fatalf("%s list: %q", tc.list, lines)
+		}
+		// The second column starts at the same offset in every line.
+		second := func(line, first string) int {
+			return len(line) - len(strings.TrimLeft(strings.TrimPrefix(line, first), " "))
+		}
+		at := second(lines[0], tc.header)
+		for _, l := range lines[1:] {
+			if second(l, strings.Fields(l)[0]) != at {
+				t.Fatalf("%s list: columns not aligned: %q", tc.list, lines)
+			}
+		}
+		if !strings.Contains(strings.Join(strings.Fields(lines[1]), " "), strings.Join(strings.Fields(strings.Join(tc.row, " ")), " ")) {
+			t.Fatalf("%s list: first row %q, want %q", tc.list, lines[1], tc.row)
+		}
+		var rows []map[string]any
+		out := ctl(tc.list, "list", "--json")
+		if err := json.Unmarshal([]byte(out), &rows); err != nil || len(rows) != len(lines)-1 || rows[0][tc.jsonKey] != tc.row[0] {
+			t.Fatalf("%s list --json: %v %s", tc.list, err, out)
+		}
+		for _, r := range rows {
+			if _, ok := r["passwordHash"]; ok {
+				t.Fatalf("%s list shows a password hash: %s", tc.list, out)
+			}
+		}
+	}
+
 	out := ctl("token", "--base-url", base, "--email", "owner@demo.example", "--password", "demo-password", "--client-id", "demo-partner", "--json")
 	var raw map[string]any
 	_ = json.Unmarshal([]byte(out), &raw)
@@ -106,6 +147,10 @@ func TestAgainstRunningIdentity(t *testing.T) {
 		t.Fatalf("grants: %s", grants)
 	}
 	gid := strings.Fields(strings.Split(grants, "\n")[1])[0]
+	var gs []map[string]any
+	if err := json.Unmarshal([]byte(ctl("grants", "list", "--client-id", "demo-partner", "--json")), &gs); err != nil || len(gs) != 2 || gs[0]["grantId"] != gid {
+		t.Fatalf("grants list --json: %v %v", err, gs)
+	}
 	if out := ctl("grants", "revoke", gid); field(out, "status") != "revoked" {
 		t.Fatalf("revoke: %s", out)
 	}

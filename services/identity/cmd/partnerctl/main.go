@@ -28,18 +28,24 @@ const usage = `partnerctl talks to the identity service's admin API.
 Usage:
   partnerctl clients register --client-id ID --name NAME [--type public|confidential] --redirect-uri URI... --scope SCOPE... [--approve]
   partnerctl clients approve|suspend CLIENT_ID
-  partnerctl clients list
+  partnerctl clients list [--json]
   partnerctl users create --email EMAIL --name NAME --password PW [--id UUID]
   partnerctl orgs create --name NAME --registered-name NAME --business-id ID [--id UUID]
   partnerctl restaurants create --name NAME --time-zone TZ --day-start-hour H --currency EUR --country FI --registered-name NAME --business-id ID [--org UUID...] [--id UUID]
   partnerctl memberships create --user UUID (--restaurant UUID | --org UUID) --role owner|admin
-  partnerctl grants list [--client-id ID] [--user-id UUID]
+  partnerctl grants list [--client-id ID] [--user-id UUID] [--json]
+  partnerctl organizations list [--json]
+  partnerctl restaurants list [--json]
+  partnerctl users list [--json]
+  partnerctl memberships list [--json]
   partnerctl grants revoke GRANT_ID
   partnerctl keys rotate
   partnerctl token --base-url URL --email EMAIL --password PW --client-id ID [--client-secret S] [--redirect-uri URI] [--scope "a b"] [--restaurant UUID | --organization UUID...] [--json]
 
 Every admin command takes --url, identity's internal listener where the admin API is
 (default $IDENTITY_ADMIN_URL, then http://127.0.0.1:9081), and --admin-token (default $ADMIN_TOKEN).
+List commands print an aligned table, or with --json the JSON array; they
+follow the admin API's pages to the end.
 `
 
 type list []string
@@ -76,7 +82,62 @@ func envOr(k, d string) string {
 	return d
 }
 
+// do sends a request and returns the answer's data.
 func (a *adminClient) do(ctx context.Context, method, path string, body any) (json.RawMessage, error) {
+	b, err := a.send(ctx, method, path, body)
+	if err != nil {
+		return nil, err
+	}
+	var wrapped struct {
+		Data json.RawMessage `json:"data"`
+	}
+	if json.Unmarshal(b, &wrapped) == nil && wrapped.Data != nil {
+		return wrapped.Data, nil
+	}
+	return b, nil
+}
+
+// listAll reads every page of an admin list, following nextCursor.
+func (a *adminClient) listAll(ctx context.Context, path string) (json.RawMessage, error) {
+	rows := []json.RawMessage{}
+	q := url.Values{"limit": {"200"}}
+	for {
+		b, err := a.send(ctx, http.MethodGet, path+"?"+q.Encode(), nil)
+		if err != nil {
+			return nil, err
+		}
+		var page struct {
+			Data       []json.RawMessage `json:"data"`
+			NextCursor *string           `json:"nextCursor"`
+		}
+		if err := json.Unmarshal(b, &page); err != nil {
+			return nil, fmt.Errorf("GET %s: %w", path, err)
+		}
+		rows = append(rows, page.Data...)
+		if page.NextCursor == nil {
+			return json.Marshal(rows)
+		}
+		q.Set("cursor", *page.NextCursor)
+	}
+}
+
+// table prints rows (decoded from data into T) under headers, aligned.
+func table[T any](out io.Writer, data json.RawMessage, headers string, row func(T) []string) error {
+	var rows []T
+	if err := json.Unmarshal(data, &rows); err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, headers)
+	for _, r := range rows {
+		fmt.Fprintln(tw, strings.Join(row(r), "\t"))
+	}
+	return tw.Flush()
+}
+
+// send sends a request and returns the answer's body, or the error
+// envelope as an error.
+func (a *adminClient) send(ctx context.Context, method, path string, body any) ([]byte, error) {
 	if a.token == "" {
 		return nil, errors.New("set --admin-token or ADMIN_TOKEN")
 	}
@@ -112,12 +173,6 @@ func (a *adminClient) do(ctx context.Context, method, path string, body any) (js
 		}
 		return nil, fmt.Errorf("%s %s: %d %s: %s", method, path, resp.StatusCode, env.Error, msg)
 	}
-	var wrapped struct {
-		Data json.RawMessage `json:"data"`
-	}
-	if json.Unmarshal(b, &wrapped) == nil && wrapped.Data != nil {
-		return wrapped.Data, nil
-	}
 	return b, nil
 }
 
@@ -127,6 +182,21 @@ func (a *adminClient) print(data json.RawMessage) error {
 	enc := json.NewEncoder(a.out)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
+}
+
+// printOr prints data as JSON, or returns err.
+func (a *adminClient) printOr(data json.RawMessage, err error) error {
+	if err != nil {
+		return err
+	}
+	return a.print(data)
+}
+
+func orDash(s *string) string {
+	if s == nil {
+		return "-"
+	}
+	return *s
 }
 
 func run(ctx context.Context, args []string, out io.Writer) error {
@@ -148,8 +218,11 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		id, name, typ, email, password, regName, businessID, tz, currency, country, user, restaurant, org, role, clientID, userID string
 		dayStart                                                                                                                  int
 		redirects, scopes, orgs                                                                                                   list
-		approve                                                                                                                   bool
+		approve, asJSON                                                                                                           bool
 	)
+	if strings.HasSuffix(cmd, " list") {
+		fs.BoolVar(&asJSON, "json", false, "print JSON instead of a table")
+	}
 	switch cmd {
 	case "clients register":
 		fs.StringVar(&id, "client-id", "", "client id")
@@ -224,21 +297,58 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return a.print(d)
 	case "clients list":
 		d, err := a.do(ctx, http.MethodGet, "/admin/v1/clients", nil)
-		if err != nil {
-			return err
+		if err != nil || asJSON {
+			return a.printOr(d, err)
 		}
-		var cs []struct {
+		type client struct {
 			ClientID, Name, Type, Status string
 			RedirectURIs                 []string `json:"redirectUris"`
 			AllowedScopes                []string
 		}
-		_ = json.Unmarshal(d, &cs)
-		tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "CLIENT ID\tNAME\tTYPE\tSTATUS\tREDIRECT URIS\tSCOPES")
-		for _, c := range cs {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", c.ClientID, c.Name, c.Type, c.Status, strings.Join(c.RedirectURIs, " "), strings.Join(c.AllowedScopes, " "))
+		return table(out, d, "CLIENT ID\tNAME\tTYPE\tSTATUS\tREDIRECT URIS\tSCOPES", func(c client) []string {
+			return []string{c.ClientID, c.Name, c.Type, c.Status, strings.Join(c.RedirectURIs, " "), strings.Join(c.AllowedScopes, " ")}
+		})
+	case "organizations list":
+		d, err := a.listAll(ctx, "/admin/v1/organizations")
+		if err != nil || asJSON {
+			return a.printOr(d, err)
 		}
-		return tw.Flush()
+		type org struct{ OrganizationID, Name, RegisteredName, BusinessID string }
+		return table(out, d, "ORGANIZATION ID\tNAME\tREGISTERED NAME\tBUSINESS ID", func(o org) []string {
+			return []string{o.OrganizationID, o.Name, o.RegisteredName, o.BusinessID}
+		})
+	case "restaurants list":
+		d, err := a.listAll(ctx, "/admin/v1/restaurants")
+		if err != nil || asJSON {
+			return a.printOr(d, err)
+		}
+		type restaurant struct {
+			RestaurantID, Name, TimeZone, Currency, Country string
+			DayStartHour                                    int
+			OrganizationIDs                                 []string
+		}
+		return table(out, d, "RESTAURANT ID\tNAME\tTIME ZONE\tDAY START\tCURRENCY\tCOUNTRY\tORGANIZATIONS", func(r restaurant) []string {
+			return []string{r.RestaurantID, r.Name, r.TimeZone, fmt.Sprintf("%02d:00", r.DayStartHour), r.Currency, r.Country, strings.Join(r.OrganizationIDs, " ")}
+		})
+	case "users list":
+		d, err := a.listAll(ctx, "/admin/v1/users")
+		if err != nil || asJSON {
+			return a.printOr(d, err)
+		}
+		type user struct{ UserID, Email, Name string }
+		return table(out, d, "USER ID\tEMAIL\tNAME", func(u user) []string { return []string{u.UserID, u.Email, u.Name} })
+	case "memberships list":
+		d, err := a.listAll(ctx, "/admin/v1/memberships")
+		if err != nil || asJSON {
+			return a.printOr(d, err)
+		}
+		type membership struct {
+			UserID, Role                 string
+			RestaurantID, OrganizationID *string
+		}
+		return table(out, d, "USER ID\tROLE\tRESTAURANT\tORGANIZATION", func(m membership) []string {
+			return []string{m.UserID, m.Role, orDash(m.RestaurantID), orDash(m.OrganizationID)}
+		})
 	case "users create":
 		d, err := a.do(ctx, http.MethodPost, "/admin/v1/users", map[string]any{"userId": id, "email": email, "name": name, "password": password})
 		if err != nil {
@@ -283,20 +393,16 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 			q.Set("userId", userID)
 		}
 		d, err := a.do(ctx, http.MethodGet, "/admin/v1/grants?"+q.Encode(), nil)
-		if err != nil {
-			return err
+		if err != nil || asJSON {
+			return a.printOr(d, err)
 		}
-		var gs []struct {
+		type grant struct {
 			GrantID, ClientID, UserID, Boundary, Status, ExpiresAt string
 			Scopes                                                 []string
 		}
-		_ = json.Unmarshal(d, &gs)
-		tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "GRANT ID\tCLIENT\tUSER\tBOUNDARY\tSTATUS\tEXPIRES\tSCOPES")
-		for _, g := range gs {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", g.GrantID, g.ClientID, g.UserID, g.Boundary, g.Status, g.ExpiresAt, strings.Join(g.Scopes, " "))
-		}
-		return tw.Flush()
+		return table(out, d, "GRANT ID\tCLIENT\tUSER\tBOUNDARY\tSTATUS\tEXPIRES\tSCOPES", func(g grant) []string {
+			return []string{g.GrantID, g.ClientID, g.UserID, g.Boundary, g.Status, g.ExpiresAt, strings.Join(g.Scopes, " ")}
+		})
 	case "grants revoke":
 		gid, err := one()
 		if err != nil {

@@ -7,15 +7,16 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
 
+	"partnerapi.dev/pkg/cursor"
 	"partnerapi.dev/pkg/httpx"
 	"partnerapi.dev/services/identity/internal/domain"
 	"partnerapi.dev/services/identity/internal/oauth"
-	"partnerapi.dev/services/identity/internal/store"
 )
 
 type admin struct {
-	st   *store.Store
-	keys *oauth.Keys
+	repo    domain.Repository
+	cursors *cursor.Codec
+	keys    *oauth.Keys
 }
 
 func (a admin) importDirectory(c *fiber.Ctx) error {
@@ -23,17 +24,17 @@ func (a admin) importDirectory(c *fiber.Ctx) error {
 	if err := httpx.DecodeJSON(c, &d); err != nil {
 		return err
 	}
-	res, err := a.st.Import(c.UserContext(), d)
+	res, err := a.repo.Import(c.UserContext(), d)
 	if err != nil {
-		return apiError(err, true)
+		return err
 	}
 	return c.JSON(fiber.Map{"data": res})
 }
 
 // importOne runs a one-element import and answers 201 with the element.
 func (a admin) importOne(c *fiber.Ctx, d domain.DirectoryImport, out any) error {
-	if _, err := a.st.Import(c.UserContext(), d); err != nil {
-		return apiError(err, true)
+	if _, err := a.repo.Import(c.UserContext(), d); err != nil {
+		return err
 	}
 	return c.Status(http.StatusCreated).JSON(fiber.Map{"data": out})
 }
@@ -81,29 +82,29 @@ func (a admin) createMembership(c *fiber.Ctx) error {
 }
 
 func (a admin) listClients(c *fiber.Ctx) error {
-	l, err := a.st.Clients(c.UserContext())
+	l, err := a.repo.Clients(c.UserContext())
 	if err != nil {
-		return apiError(err, false)
+		return err
 	}
 	return c.JSON(fiber.Map{"data": l})
 }
 
 func (a admin) getClient(c *fiber.Ctx) error {
-	pc, err := a.st.Client(c.UserContext(), c.Params("clientId"))
+	pc, err := a.repo.Client(c.UserContext(), c.Params("clientId"))
 	if err != nil {
-		return apiError(err, false)
+		return err
 	}
 	return c.JSON(fiber.Map{"data": pc})
 }
 
 func (a admin) createClient(c *fiber.Ctx) error {
-	var n store.NewClient
+	var n domain.NewClient
 	if err := httpx.DecodeJSON(c, &n); err != nil {
 		return err
 	}
-	pc, secret, err := a.st.CreateClient(c.UserContext(), n)
+	pc, secret, err := a.repo.CreateClient(c.UserContext(), n)
 	if err != nil {
-		return apiError(err, true)
+		return err
 	}
 	out := struct {
 		domain.PartnerClient
@@ -113,47 +114,47 @@ func (a admin) createClient(c *fiber.Ctx) error {
 }
 
 func (a admin) updateClient(c *fiber.Ctx) error {
-	var u store.ClientUpdate
+	var u domain.ClientUpdate
 	if err := httpx.DecodeJSON(c, &u); err != nil {
 		return err
 	}
-	pc, err := a.st.UpdateClient(c.UserContext(), c.Params("clientId"), u)
+	pc, err := a.repo.UpdateClient(c.UserContext(), c.Params("clientId"), u)
 	if err != nil {
-		return apiError(err, true)
+		return err
 	}
 	return c.JSON(fiber.Map{"data": pc})
 }
 
 func (a admin) setClientStatus(status string) fiber.Handler {
 	return func(c *fiber.Ctx) error {
-		pc, err := a.st.UpdateClient(c.UserContext(), c.Params("clientId"), store.ClientUpdate{Status: &status})
+		pc, err := a.repo.UpdateClient(c.UserContext(), c.Params("clientId"), domain.ClientUpdate{Status: &status})
 		if err != nil {
-			return apiError(err, true)
+			return err
 		}
 		return c.JSON(fiber.Map{"data": pc})
 	}
 }
 
 func (a admin) listGrants(c *fiber.Ctx) error {
-	l, err := a.st.Grants(c.UserContext(), c.Query("clientId"), c.Query("userId"))
+	l, err := a.repo.Grants(c.UserContext(), c.Query("clientId"), c.Query("userId"))
 	if err != nil {
-		return apiError(err, false)
+		return err
 	}
 	return c.JSON(fiber.Map{"data": l})
 }
 
 func (a admin) getGrant(c *fiber.Ctx) error {
-	g, err := a.st.InternalGrantView(c.UserContext(), c.Params("grantId"))
+	g, err := loadGrantView(c.UserContext(), a.repo, c.Params("grantId"))
 	if err != nil {
-		return apiError(err, false)
+		return err
 	}
 	return c.JSON(fiber.Map{"data": g})
 }
 
 func (a admin) revokeGrant(c *fiber.Ctx) error {
-	g, err := a.st.RevokeGrant(c.UserContext(), c.Params("grantId"))
+	g, err := a.repo.RevokeGrant(c.UserContext(), c.Params("grantId"))
 	if err != nil {
-		return apiError(err, true)
+		return err
 	}
 	return c.JSON(fiber.Map{"data": g})
 }
@@ -161,7 +162,7 @@ func (a admin) revokeGrant(c *fiber.Ctx) error {
 func (a admin) listKeys(c *fiber.Ctx) error {
 	set, err := a.keys.JWKS(c.UserContext())
 	if err != nil {
-		return apiError(err, false)
+		return err
 	}
 	active, _ := a.keys.ActiveKid(c.UserContext())
 	b, _ := json.Marshal(set)
@@ -171,7 +172,7 @@ func (a admin) listKeys(c *fiber.Ctx) error {
 func (a admin) rotateKeys(c *fiber.Ctx) error {
 	kid, err := a.keys.Rotate(c.UserContext())
 	if err != nil {
-		return apiError(err, true)
+		return err
 	}
 	return c.JSON(fiber.Map{"data": fiber.Map{"activeKid": kid}})
 }

@@ -8,7 +8,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
-	"errors"
 	"net/http"
 	"strings"
 	"time"
@@ -17,17 +16,16 @@ import (
 	"github.com/gofiber/fiber/v2/middleware/adaptor"
 	"github.com/google/uuid"
 
-	"partnerapi.dev/pkg/database"
 	"partnerapi.dev/pkg/httpx"
 	"partnerapi.dev/pkg/internalctx"
+	"partnerapi.dev/services/contracts"
 	"partnerapi.dev/services/identity/internal/domain"
 	"partnerapi.dev/services/identity/internal/oauth"
-	"partnerapi.dev/services/identity/internal/store"
 )
 
 // Deps is what the HTTP surface needs.
 type Deps struct {
-	Store      *store.Store
+	Repo       domain.Repository
 	OAuth      *oauth.Server
 	Keyring    *internalctx.Keyring
 	AdminToken string
@@ -35,8 +33,11 @@ type Deps struct {
 	Secret   []byte
 	Secure   bool
 	GrantTTL time.Duration
-	Ready    []httpx.Check
-	Metrics  http.Handler
+	// ListCap bounds the lists in partner answers (DefaultListCap when
+	// nil); a pointer so tests can lower it on a running service.
+	ListCap *int
+	Ready   []httpx.Check
+	Metrics http.Handler
 }
 
 // MaxBody is the largest request body the admin API accepts: the directory
@@ -44,11 +45,14 @@ type Deps struct {
 // application keeps the default, the gateway's own cap.
 const MaxBody = 16 << 20
 
+// DefaultListCap bounds the lists in partner answers.
+const DefaultListCap = 500
+
 // New builds the public application: the OAuth endpoints and pages, partner
 // operations and the gateway's internal API. The admin API is not on it.
 func New(d Deps) *fiber.App {
-	pages := newPages(d.OAuth, d.Secret, d.Secure, d.GrantTTL)
-	o := oauthEndpoints{srv: d.OAuth}
+	pages := newPages(d.OAuth, d.Repo, d.Secret, d.Secure, d.GrantTTL)
+	o := oauthEndpoints{srv: d.OAuth, repo: d.Repo}
 	return httpx.New(httpx.Options{Name: "identity", Ready: d.Ready}, func(r fiber.Router) {
 		r.Get("/.well-known/oauth-authorization-server", mount(o.metadata))
 		r.Get("/oauth2/jwks", mount(o.jwks))
@@ -58,7 +62,11 @@ func New(d Deps) *fiber.App {
 		r.Post("/oauth2/revoke", mount(o.revoke))
 		r.Post("/oauth2/introspect", mount(o.introspect))
 
-		p := partner{st: d.Store}
+		p := partner{repo: d.Repo, listCap: d.ListCap}
+		if p.listCap == nil {
+			n := DefaultListCap
+			p.listCap = &n
+		}
 		v1 := r.Group("/v1", internalctx.Require(d.Keyring))
 		v1.Get("/restaurants", p.restaurants)
 		v1.Get("/organizations", p.organizations)
@@ -72,12 +80,16 @@ func New(d Deps) *fiber.App {
 // forwards, leads to it; the admin token is a second lock, not the only one.
 func Internal(d Deps) *fiber.App {
 	return httpx.NewInternal(httpx.Options{Name: "identity", Ready: d.Ready, BodyLimit: MaxBody}, d.Metrics, func(r fiber.Router) {
-		a := admin{st: d.Store, keys: d.OAuth.Keys}
+		a := admin{repo: d.Repo, keys: d.OAuth.Keys, cursors: adminCursors(d.Secret)}
 		g := r.Group("/admin/v1", requireAdmin(d.AdminToken))
 		g.Post("/directory/import", a.importDirectory)
 		g.Post("/users", a.createUser)
+		g.Get("/organizations", a.listOrganizations)
 		g.Post("/organizations", a.createOrganization)
+		g.Get("/restaurants", a.listRestaurants)
 		g.Post("/restaurants", a.createRestaurant)
+		g.Get("/users", a.listUsers)
+		g.Get("/memberships", a.listMemberships)
 		g.Post("/memberships", a.createMembership)
 		g.Get("/clients", a.listClients)
 		g.Post("/clients", a.createClient)
@@ -105,29 +117,6 @@ func mount(h http.HandlerFunc) fiber.Handler {
 	}
 }
 
-// apiError maps domain and store errors to the envelope, in one place.
-func apiError(err error, write bool) error {
-	var ve *domain.ValidationError
-	var he *httpx.Error
-	switch {
-	case err == nil:
-		return nil
-	case errors.As(err, &he):
-		return he
-	case errors.As(err, &ve):
-		return httpx.BadRequest("%s", ve.Error())
-	case errors.Is(err, domain.ErrNotFound):
-		return httpx.NotFound()
-	case errors.Is(err, domain.ErrConflict):
-		return httpx.Conflict("A resource with this id already exists.")
-	case database.IsUnavailable(err), errors.Is(err, context.Canceled):
-		return httpx.Unavailable(write)
-	case database.IsConflict(err):
-		return httpx.Conflict("A concurrent change won; retry.")
-	}
-	return err
-}
-
 func requireAdmin(token string) fiber.Handler {
 	want := sha256.Sum256([]byte(token))
 	return func(c *fiber.Ctx) error {
@@ -141,32 +130,34 @@ func requireAdmin(token string) fiber.Handler {
 	}
 }
 
-type partner struct{ st *store.Store }
+type partner struct {
+	repo    domain.Repository
+	listCap *int
+}
 
-func (p partner) activeGrant(c *fiber.Ctx) (string, error) {
+// activeCoverage loads what the caller's grant covers; a grant no longer
+// active answers 403.
+func (p partner) activeCoverage(c *fiber.Ctx) (domain.GrantCoverage, error) {
 	ic := internalctx.From(c)
 	if ic.GrantID == "" {
-		return "", httpx.NotFound()
+		return domain.GrantCoverage{}, httpx.NotFound()
 	}
-	g, _, err := p.st.Grant(c.UserContext(), ic.GrantID)
+	cov, err := p.repo.Coverage(c.UserContext(), ic.GrantID)
 	if err != nil {
-		return "", apiError(err, false)
+		return cov, err
 	}
-	if g.Status != "active" {
-		return "", &httpx.Error{Status: http.StatusForbidden, Code: httpx.CodeInsufficientScope, Description: "The authorization " + g.Status + "; ask the owner to approve again."}
+	if st := cov.Grant.Status; st != "active" {
+		return cov, &httpx.Error{Status: http.StatusForbidden, Code: httpx.CodeInsufficientScope, Description: "The authorization " + st + "; ask the owner to approve again."}
 	}
-	return g.ID, nil
+	return cov, nil
 }
 
 func (p partner) restaurants(c *fiber.Ctx) error {
-	id, err := p.activeGrant(c)
+	cov, err := p.activeCoverage(c)
 	if err != nil {
 		return err
 	}
-	l, err := p.st.Restaurants(c.UserContext(), id)
-	if err != nil {
-		return apiError(err, false)
-	}
+	l := restaurantsView(cov, *p.listCap)
 	meta := fiber.Map{"authorization_boundary": l.Boundary}
 	if l.Boundary == domain.BoundaryOrganization {
 		meta["restaurants_truncated"] = l.Truncated
@@ -181,15 +172,11 @@ func (p partner) restaurants(c *fiber.Ctx) error {
 }
 
 func (p partner) organizations(c *fiber.Ctx) error {
-	id, err := p.activeGrant(c)
+	cov, err := p.activeCoverage(c)
 	if err != nil {
 		return err
 	}
-	l, err := p.st.Organizations(c.UserContext(), id)
-	if err != nil {
-		return apiError(err, false)
-	}
-	return c.JSON(fiber.Map{"data": l})
+	return c.JSON(fiber.Map{"data": organizationsView(cov, *p.listCap)})
 }
 
 // internalGrant is the gateway's grant lookup. When the signed context
@@ -202,10 +189,24 @@ func (p partner) internalGrant(c *fiber.Ctx) error {
 	if _, err := uuid.Parse(id); err != nil {
 		return httpx.NotFound()
 	}
-	g, err := p.st.InternalGrantView(c.UserContext(), id)
+	g, err := loadGrantView(c.UserContext(), p.repo, id)
 	if err != nil {
-		return apiError(err, false)
+		return err
 	}
 	c.Set(fiber.HeaderCacheControl, "no-store")
 	return c.JSON(g)
+}
+
+// loadGrantView builds the gateway's view of a grant: coverage in three
+// queries (two for a restaurant grant) and the revoked tokens in one.
+func loadGrantView(ctx context.Context, repo domain.Grants, id string) (contracts.Grant, error) {
+	cov, err := repo.Coverage(ctx, id)
+	if err != nil {
+		return contracts.Grant{}, err
+	}
+	families, ids, err := repo.Revocations(ctx, id)
+	if err != nil {
+		return contracts.Grant{}, err
+	}
+	return grantView(cov, families, ids), nil
 }

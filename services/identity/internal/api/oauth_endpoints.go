@@ -12,7 +12,10 @@ import (
 	"partnerapi.dev/services/identity/internal/oauth"
 )
 
-type oauthEndpoints struct{ srv *oauth.Server }
+type oauthEndpoints struct {
+	srv  *oauth.Server
+	repo domain.Repository
+}
 
 func (o oauthEndpoints) token(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
@@ -67,7 +70,7 @@ func (o oauthEndpoints) introspect(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	id, _, ok := r.BasicAuth()
 	if ok {
-		c, err := o.srv.Store.Client(ctx, id)
+		c, err := o.repo.Client(ctx, id)
 		ok = err == nil && c.Type == domain.ClientConfidential && c.Status == domain.ClientApproved
 	}
 	if !ok {
@@ -81,7 +84,7 @@ func (o oauthEndpoints) introspect(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if s, ok := ir.GetAccessRequester().GetSession().(*oauth.Session); ok {
-		if g, _, err := o.srv.Store.Grant(ctx, s.GrantID); err != nil || g.Status != "active" {
+		if g, _, err := o.repo.Grant(ctx, s.GrantID); err != nil || g.Status != "active" {
 			writeJSON(w, http.StatusOK, map[string]bool{"active": false})
 			return
 		}

@@ -22,7 +22,6 @@ import (
 	"partnerapi.dev/services/identity/internal/domain"
 	"partnerapi.dev/services/identity/internal/oauth"
 	"partnerapi.dev/services/identity/internal/password"
-	"partnerapi.dev/services/identity/internal/store"
 	"partnerapi.dev/services/identity/internal/web"
 )
 
@@ -48,14 +47,15 @@ type browserSession struct {
 // redirect back to the partner.
 type Pages struct {
 	srv      *oauth.Server
+	repo     domain.Repository
 	key      []byte
 	secure   bool
 	grantTTL time.Duration
 }
 
-func newPages(srv *oauth.Server, secret []byte, secure bool, grantTTL time.Duration) *Pages {
+func newPages(srv *oauth.Server, repo domain.Repository, secret []byte, secure bool, grantTTL time.Duration) *Pages {
 	k := sha256.Sum256(append([]byte("identity.browser-session."), secret...))
-	return &Pages{srv: srv, key: k[:], secure: secure, grantTTL: grantTTL}
+	return &Pages{srv: srv, repo: repo, key: k[:], secure: secure, grantTTL: grantTTL}
 }
 
 func (p *Pages) sign(b []byte) string {
@@ -198,7 +198,7 @@ func (p *Pages) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // registered, gets the error page, never a redirect), then parses the
 // authorization request; anything else wrong is answered on the redirect.
 func (p *Pages) authorizeRequest(ctx context.Context, w http.ResponseWriter, r *http.Request) (domain.PartnerClient, fosite.AuthorizeRequester, bool) {
-	client, err := p.srv.Store.Client(ctx, r.Form.Get("client_id"))
+	client, err := p.repo.Client(ctx, r.Form.Get("client_id"))
 	if errors.Is(err, domain.ErrNotFound) {
 		p.fail(w, http.StatusBadRequest, "Unknown partner application", "The partner application is not registered.")
 		return client, nil, false
@@ -230,7 +230,7 @@ func (p *Pages) signIn(ctx context.Context, w http.ResponseWriter, r *http.Reque
 	email := strings.TrimSpace(r.PostForm.Get("email"))
 	pw := r.PostForm.Get("password")
 	d.Email = email
-	st := p.srv.Store
+	st := p.repo
 	n, err := st.RecentSignInFailures(ctx, email, SignInWindow)
 	if err != nil {
 		p.fail(w, http.StatusServiceUnavailable, "Try again later", "The service is temporarily unavailable.")
@@ -282,13 +282,13 @@ func (p *Pages) requestedScopes(ar fosite.AuthorizeRequester, client domain.Part
 }
 
 func (p *Pages) showConsent(ctx context.Context, w http.ResponseWriter, ar fosite.AuthorizeRequester, sess browserSession, client domain.PartnerClient, d pageData, msg string, status int) {
-	u, err := p.srv.Store.UserByID(ctx, sess.UserID)
+	u, err := p.repo.UserByID(ctx, sess.UserID)
 	if err != nil {
 		p.writeSession(w, browserSession{SID: newSID()})
 		p.render(w, http.StatusOK, "signin", d)
 		return
 	}
-	opts, err := p.srv.Store.ConsentOptions(ctx, u.ID)
+	opts, err := p.repo.ConsentOptions(ctx, u.ID)
 	if err != nil {
 		p.fail(w, http.StatusServiceUnavailable, "Try again later", "The service is temporarily unavailable.")
 		return
@@ -298,7 +298,7 @@ func (p *Pages) showConsent(ctx context.Context, w http.ResponseWriter, ar fosit
 	d.UserName, d.UserEmail = u.Name, u.Email
 	d.Restaurants, d.Organizations = opts.Restaurants, opts.Organizations
 	d.Error = msg
-	rec := store.ConsentRequest{ID: newConsentID(), SessionHash: p.consentKey(sess), UserID: u.ID, ClientID: client.ClientID,
+	rec := domain.ConsentRequest{ID: newConsentID(), SessionHash: p.consentKey(sess), UserID: u.ID, ClientID: client.ClientID,
 		Params: map[string]string{}, Scopes: p.requestedScopes(ar, client), RestaurantIDs: []string{}, OrganizationIDs: []string{},
 		ExpiresAt: time.Now().Add(consentTTL)}
 	for _, k := range authorizeParams {
@@ -312,7 +312,7 @@ func (p *Pages) showConsent(ctx context.Context, w http.ResponseWriter, ar fosit
 	for _, o := range opts.Organizations {
 		rec.OrganizationIDs = append(rec.OrganizationIDs, o.ID)
 	}
-	if err := p.srv.Store.SaveConsentRequest(ctx, rec); err != nil {
+	if err := p.repo.SaveConsentRequest(ctx, rec); err != nil {
 		slog.Error("save consent request", "error", err)
 		p.fail(w, http.StatusServiceUnavailable, "Try again later", "The service is temporarily unavailable.")
 		return
@@ -345,7 +345,7 @@ func (p *Pages) decide(ctx context.Context, w http.ResponseWriter, r *http.Reque
 		p.fail(w, http.StatusForbidden, "Session expired", "Your session expired. Start again from the partner's application.")
 		return
 	}
-	rec, err := p.srv.Store.TakeConsentRequest(ctx, r.PostForm.Get("consent_id"), p.consentKey(sess), sess.UserID)
+	rec, err := p.repo.TakeConsentRequest(ctx, r.PostForm.Get("consent_id"), p.consentKey(sess), sess.UserID)
 	if errors.Is(err, domain.ErrNotFound) {
 		p.fail(w, http.StatusBadRequest, "Approval no longer valid", "This approval page was already answered or has expired. Start again from the partner's application.")
 		return
@@ -378,7 +378,7 @@ func (p *Pages) decide(ctx context.Context, w http.ResponseWriter, r *http.Reque
 
 var errNotOffered = fosite.ErrInvalidRequest.WithHint("The choice is not one of those the consent page offered.")
 
-func (p *Pages) consent(ctx context.Context, w http.ResponseWriter, r *http.Request, ar fosite.AuthorizeRequester, rec store.ConsentRequest, sess browserSession, client domain.PartnerClient, d pageData) {
+func (p *Pages) consent(ctx context.Context, w http.ResponseWriter, r *http.Request, ar fosite.AuthorizeRequester, rec domain.ConsentRequest, sess browserSession, client domain.PartnerClient, d pageData) {
 	if r.PostForm.Get("decision") != "approve" {
 		p.srv.WriteAuthorizeError(ctx, w, ar, fosite.ErrAccessDenied.WithHint("The owner denied the request."))
 		return
@@ -413,7 +413,7 @@ func (p *Pages) consent(ctx context.Context, w http.ResponseWriter, r *http.Requ
 		p.srv.WriteAuthorizeError(ctx, w, ar, fosite.ErrInvalidScope.WithHint("None of the requested scopes can be approved for this choice."))
 		return
 	}
-	grantID, err := p.srv.Store.CreateGrant(ctx, g)
+	grantID, err := p.repo.CreateGrant(ctx, g)
 	var ve *domain.ValidationError
 	if errors.As(err, &ve) {
 		p.showConsent(ctx, w, ar, sess, client, d, "Choose only restaurants you own or organizations you manage.", http.StatusBadRequest)

@@ -12,66 +12,21 @@ import (
 	"github.com/google/uuid"
 	"golang.org/x/text/currency"
 	"golang.org/x/text/language"
+
+	"partnerapi.dev/services/contracts"
 )
 
-// DirectoryImport is the body of POST /admin/v1/directory/import: an
-// idempotent upsert of everything by id.
-type DirectoryImport struct {
-	Users          []ImportUser          `json:"users"`
-	Organizations  []ImportOrganization  `json:"organizations"`
-	Restaurants    []ImportRestaurant    `json:"restaurants"`
-	Memberships    []ImportMembership    `json:"memberships"`
-	PartnerClients []ImportPartnerClient `json:"partnerClients"`
-}
-
-// ImportUser is one user; the password is hashed before storage.
-type ImportUser struct {
-	UserID   string `json:"userId"`
-	Email    string `json:"email"`
-	Name     string `json:"name"`
-	Password string `json:"password"`
-}
-
-// ImportOrganization is one management organization.
-type ImportOrganization struct {
-	OrganizationID string `json:"organizationId"`
-	Name           string `json:"name"`
-	RegisteredName string `json:"registeredName"`
-	BusinessID     string `json:"businessId"`
-}
-
-// ImportRestaurant is one restaurant and the organizations it belongs to
-// (the list replaces the current associations).
-type ImportRestaurant struct {
-	RestaurantID    string   `json:"restaurantId"`
-	Name            string   `json:"name"`
-	TimeZone        string   `json:"timeZone"`
-	DayStartHour    *int     `json:"dayStartHour"`
-	Currency        string   `json:"currency"`
-	Country         string   `json:"country"`
-	RegisteredName  string   `json:"registeredName"`
-	BusinessID      string   `json:"businessId"`
-	OrganizationIDs []string `json:"organizationIds"`
-}
-
-// ImportMembership gives a user a role in one restaurant or organization.
-type ImportMembership struct {
-	UserID         string  `json:"userId"`
-	RestaurantID   *string `json:"restaurantId"`
-	OrganizationID *string `json:"organizationId"`
-	Role           string  `json:"role"`
-}
-
-// ImportPartnerClient registers a partner client.
-type ImportPartnerClient struct {
-	ClientID      string   `json:"clientId"`
-	Name          string   `json:"name"`
-	Type          string   `json:"type"`
-	Secret        *string  `json:"secret"`
-	RedirectURIs  []string `json:"redirectUris"`
-	AllowedScopes []string `json:"allowedScopes"`
-	Status        string   `json:"status"`
-}
+// The directory import is the shared contract (services/contracts): the
+// seed writes it, the admin API decodes it, and ValidateImport holds it to
+// identity's rules before the store writes it.
+type (
+	DirectoryImport     = contracts.Directory
+	ImportUser          = contracts.DirectoryUser
+	ImportOrganization  = contracts.DirectoryOrganization
+	ImportRestaurant    = contracts.DirectoryRestaurant
+	ImportMembership    = contracts.DirectoryMembership
+	ImportPartnerClient = contracts.DirectoryPartnerClient
+)
 
 // ImportResult counts what an import upserted.
 type ImportResult struct {
@@ -86,8 +41,8 @@ type problems []string
 
 func (p *problems) add(format string, args ...any) { *p = append(*p, fmt.Sprintf(format, args...)) }
 
-// Validate checks the whole document and names every bad field.
-func (d *DirectoryImport) Validate() error {
+// ValidateImport checks the whole document and names every bad field.
+func ValidateImport(d DirectoryImport) error {
 	var p problems
 	userIDs := map[string]bool{}
 	emails := map[string]bool{}

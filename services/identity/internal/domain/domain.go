@@ -4,12 +4,12 @@
 package domain
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"time"
 
+	"partnerapi.dev/pkg/fault"
 	"partnerapi.dev/services/contracts"
 )
 
@@ -45,16 +45,20 @@ const (
 	ClientConfidential = "confidential"
 )
 
-// Errors the API maps to HTTP.
+// Errors of a kind (pkg/fault) that the HTTP layer answers alike in every
+// service.
 var (
-	ErrNotFound = errors.New("not found")
-	ErrConflict = errors.New("conflict")
+	ErrNotFound = fault.New(fault.NotFound, "not found")
+	ErrConflict = fault.New(fault.Conflict, "A resource with this id already exists.")
 )
 
 // ValidationError is a client mistake, named by field.
 type ValidationError struct{ Problems []string }
 
 func (e *ValidationError) Error() string { return strings.Join(e.Problems, "; ") }
+
+// Kind makes a ValidationError a 400 listing its problems.
+func (e *ValidationError) Kind() fault.Kind { return fault.Invalid }
 
 // Invalid builds a ValidationError.
 func Invalid(format string, args ...any) error {

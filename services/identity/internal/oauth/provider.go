@@ -42,7 +42,11 @@ type Server struct {
 	fosite.OAuth2Provider
 	Keys     *Keys
 	Settings Settings
-	Store    *store.Store
+	// Store is the concrete store, not domain.Repository: it is fosite's
+	// storage adapter, implementing fosite's client, code, PKCE, token and
+	// transaction interfaces in SQL, which belong to storage and not to the
+	// domain's words.
+	Store *store.Store
 }
 
 // New assembles fosite on the store.

@@ -159,7 +159,7 @@ func TestOrganizationBoundaryCoverageAndTruncation(t *testing.T) {
 	}
 
 	// Truncation at the cap.
-	e.parts.Store.ListCap = 1
+	*e.parts.ListCap = 1
 	e.partner(t, "/v1/restaurants", gid, &rs)
 	if len(rs["data"].([]any)) != 1 || rs["meta"].(map[string]any)["restaurants_truncated"] != true {
 		t.Fatalf("truncation: %s", asJSON(rs))
@@ -172,7 +172,7 @@ func TestOrganizationBoundaryCoverageAndTruncation(t *testing.T) {
 	// A restaurant that leaves an organization is no longer covered through it.
 	doc.Restaurants[2].OrganizationIDs = []string{orgNorth}
 	e.admin(t, http.MethodPost, "/admin/v1/directory/import", doc, nil)
-	e.parts.Store.ListCap = 500
+	*e.parts.ListCap = 500
 	e.partner(t, "/internal/v1/grants/"+gid, gid, &g)
 	if !reflect.DeepEqual(g.Organizations[1].RestaurantIDs, []string{}) {
 		t.Fatalf("after leaving: %+v", g.Organizations)

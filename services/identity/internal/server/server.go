@@ -32,6 +32,8 @@ type Parts struct {
 	Store    *store.Store
 	OAuth    *oauth.Server
 	Keys     *oauth.Keys
+	// ListCap bounds the lists in partner answers (tests lower it).
+	ListCap *int
 }
 
 // Build assembles the service on an open database. It creates the first
@@ -60,13 +62,14 @@ func Build(ctx context.Context, cfg config.Config, db *database.DB, metrics http
 		Issuer: cfg.PublicBaseURL, Audience: cfg.TokenAudience,
 		AccessTokenTTL: cfg.AccessTokenTTL, RefreshTokenTTL: cfg.RefreshTokenTTL, Secret: encKey,
 	})
+	listCap := api.DefaultListCap
 	deps := api.Deps{
-		Store: st, OAuth: srv, Keyring: keyring, AdminToken: cfg.AdminToken.Reveal(),
+		Repo: st, ListCap: &listCap, OAuth: srv, Keyring: keyring, AdminToken: cfg.AdminToken.Reveal(),
 		Secret: encKey, Secure: cfg.Secure(), GrantTTL: cfg.GrantTTL,
 		Ready:   []httpx.Check{{Name: "database", Fn: db.Ping}},
 		Metrics: metrics,
 	}
-	return &Parts{App: api.New(deps), Internal: api.Internal(deps), Store: st, OAuth: srv, Keys: keys}, nil
+	return &Parts{App: api.New(deps), Internal: api.Internal(deps), Store: st, OAuth: srv, Keys: keys, ListCap: &listCap}, nil
 }
 
 // Migrate applies the identity schema's migrations.

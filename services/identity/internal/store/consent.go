@@ -8,20 +8,6 @@ import (
 	"partnerapi.dev/services/identity/internal/domain"
 )
 
-// ConsentRequest is the authorization request a consent page showed, and
-// the choices it offered.
-type ConsentRequest struct {
-	ID              string
-	SessionHash     string
-	UserID          string
-	ClientID        string
-	Params          map[string]string
-	Scopes          []string
-	RestaurantIDs   []string
-	OrganizationIDs []string
-	ExpiresAt       time.Time
-}
-
 type consentRow struct {
 	ID              string
 	SessionHash     string
@@ -35,7 +21,7 @@ type consentRow struct {
 }
 
 // SaveConsentRequest records what a consent page shows.
-func (s *Store) SaveConsentRequest(ctx context.Context, c ConsentRequest) error {
+func (s *Store) SaveConsentRequest(ctx context.Context, c domain.ConsentRequest) error {
 	params, err := json.Marshal(c.Params)
 	if err != nil {
 		return err
@@ -48,22 +34,22 @@ func (s *Store) SaveConsentRequest(ctx context.Context, c ConsentRequest) error 
 // TakeConsentRequest removes and returns the consent request id shown to
 // this browser session and user, if it has not expired. A request is
 // taken once: a second decision on the same page finds nothing.
-func (s *Store) TakeConsentRequest(ctx context.Context, id, sessionHash, userID string) (ConsentRequest, error) {
+func (s *Store) TakeConsentRequest(ctx context.Context, id, sessionHash, userID string) (domain.ConsentRequest, error) {
 	var rows []consentRow
 	err := s.conn(ctx).Raw(`DELETE FROM consent_requests WHERE id = ? AND session_hash = ? AND user_id::text = ? AND expires_at > ?
 		RETURNING id, session_hash, user_id::text AS user_id, client_id, params, scopes, restaurant_ids, organization_ids, expires_at`,
 		id, sessionHash, userID, s.now()).Scan(&rows).Error
 	if err != nil {
-		return ConsentRequest{}, err
+		return domain.ConsentRequest{}, err
 	}
 	if len(rows) != 1 {
-		return ConsentRequest{}, domain.ErrNotFound
+		return domain.ConsentRequest{}, domain.ErrNotFound
 	}
 	r := rows[0]
-	c := ConsentRequest{ID: r.ID, SessionHash: r.SessionHash, UserID: r.UserID, ClientID: r.ClientID,
+	c := domain.ConsentRequest{ID: r.ID, SessionHash: r.SessionHash, UserID: r.UserID, ClientID: r.ClientID,
 		Scopes: r.Scopes, RestaurantIDs: r.RestaurantIDs, OrganizationIDs: r.OrganizationIDs, ExpiresAt: r.ExpiresAt}
 	if err := json.Unmarshal(r.Params, &c.Params); err != nil {
-		return ConsentRequest{}, err
+		return domain.ConsentRequest{}, err
 	}
 	return c, nil
 }

@@ -43,7 +43,7 @@ func (r clientRow) domain() domain.PartnerClient {
 
 // Import upserts a directory document by id in one transaction.
 func (s *Store) Import(ctx context.Context, d domain.DirectoryImport) (domain.ImportResult, error) {
-	if err := d.Validate(); err != nil {
+	if err := domain.ValidateImport(d); err != nil {
 		return domain.ImportResult{}, err
 	}
 	// Hash outside the transaction: argon2 and bcrypt are slow on purpose.
@@ -249,19 +249,9 @@ func (s *Store) Clients(ctx context.Context) ([]domain.PartnerClient, error) {
 	return out, nil
 }
 
-// NewClient is an admin registration.
-type NewClient struct {
-	ClientID      string   `json:"clientId"`
-	Name          string   `json:"name"`
-	Type          string   `json:"type"`
-	RedirectURIs  []string `json:"redirectUris"`
-	AllowedScopes []string `json:"allowedScopes"`
-	Status        string   `json:"status"`
-}
-
 // CreateClient registers a client; for a confidential one it returns the
 // generated secret, shown once.
-func (s *Store) CreateClient(ctx context.Context, c NewClient) (domain.PartnerClient, string, error) {
+func (s *Store) CreateClient(ctx context.Context, c domain.NewClient) (domain.PartnerClient, string, error) {
 	if c.Status == "" {
 		c.Status = domain.ClientPending
 	}
@@ -296,16 +286,8 @@ func (s *Store) CreateClient(ctx context.Context, c NewClient) (domain.PartnerCl
 	return pc, secret, err
 }
 
-// ClientUpdate changes a client's registration; nil fields stay.
-type ClientUpdate struct {
-	Name          *string  `json:"name"`
-	RedirectURIs  []string `json:"redirectUris"`
-	AllowedScopes []string `json:"allowedScopes"`
-	Status        *string  `json:"status"`
-}
-
 // UpdateClient applies u.
-func (s *Store) UpdateClient(ctx context.Context, id string, u ClientUpdate) (domain.PartnerClient, error) {
+func (s *Store) UpdateClient(ctx context.Context, id string, u domain.ClientUpdate) (domain.PartnerClient, error) {
 	var out domain.PartnerClient
 	err := s.inTx(ctx, func(ctx context.Context, tx *gorm.DB) error {
 		var r clientRow

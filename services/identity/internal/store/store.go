@@ -23,13 +23,13 @@ type Store struct {
 	// NewSession returns an empty fosite session, used when fosite asks to
 	// load a request without giving one to hydrate.
 	NewSession func() any
-	// ListCap bounds the lists in partner answers (500 by default).
-	ListCap int
 }
+
+var _ domain.Repository = (*Store)(nil)
 
 // New wraps an open gorm connection whose search_path is the identity schema.
 func New(db *gorm.DB) *Store {
-	return &Store{db: db, now: time.Now, ListCap: 500}
+	return &Store{db: db, now: time.Now}
 }
 
 // SetClock replaces the clock (tests).

@@ -1,11 +1,11 @@
 // Package api serves order search and order details to the gateway and the
-// NDJSON ingestion endpoint to the POS side: it binds and validates requests,
-// calls the domain and maps its errors in one place.
+// NDJSON ingestion endpoint to the POS side: it binds and validates requests
+// and calls the domain, whose errors declare their kind (pkg/fault) for
+// httpx's one mapping to answers.
 package api
 
 import (
 	"bytes"
-	"context"
 	"crypto/subtle"
 	"errors"
 	"net/http"
@@ -16,7 +16,6 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"partnerapi.dev/pkg/cursor"
-	"partnerapi.dev/pkg/database"
 	"partnerapi.dev/pkg/httpx"
 	"partnerapi.dev/pkg/internalctx"
 	"partnerapi.dev/services/orders/internal/domain"
@@ -97,7 +96,7 @@ type cursorPosition struct {
 func (h *Handlers) search(c *fiber.Ctx) error {
 	t, err := h.tenantOf(c)
 	if err != nil {
-		return mapError(err, false)
+		return err
 	}
 	q, err := url.ParseQuery(string(c.Request().URI().QueryString()))
 	if err != nil {
@@ -105,7 +104,7 @@ func (h *Handlers) search(c *fiber.Ctx) error {
 	}
 	req, err := domain.ParseSearch(q, t.id, t.loc, t.dayStartHour)
 	if err != nil {
-		return mapError(err, false)
+		return err
 	}
 	binding := cursor.Bind("orders/search/"+t.id, q, "cursor", "limit", "organization_id")
 	if req.Cursor != "" {
@@ -120,7 +119,7 @@ func (h *Handlers) search(c *fiber.Ctx) error {
 	}
 	page, err := h.Repo.Search(c.UserContext(), req.Filter)
 	if err != nil {
-		return mapError(err, false)
+		return err
 	}
 	out := searchView{RestaurantID: t.id, SearchScope: req.Scope, Currency: t.currency, Matches: make([]summaryView, len(page.Orders))}
 	if req.Filter.StartDate != nil {
@@ -143,14 +142,14 @@ func (h *Handlers) search(c *fiber.Ctx) error {
 func (h *Handlers) details(c *fiber.Ctx) error {
 	t, err := h.tenantOf(c)
 	if err != nil {
-		return mapError(err, false)
+		return err
 	}
 	orderID, err := url.PathUnescape(c.Params("orderId"))
 	if err != nil {
 		return httpx.BadRequest("orderId is not a valid path segment.")
 	}
 	if err := domain.OrderIDParam(orderID); err != nil {
-		return mapError(err, false)
+		return err
 	}
 	q, err := url.ParseQuery(string(c.Request().URI().QueryString()))
 	if err != nil {
@@ -163,7 +162,7 @@ func (h *Handlers) details(c *fiber.Ctx) error {
 	}
 	o, err := h.Repo.Get(c.UserContext(), t.id, orderID)
 	if err != nil {
-		return mapError(err, false)
+		return err
 	}
 	return c.JSON(fiber.Map{"data": detailsResponse{RestaurantID: t.id, Currency: o.Currency, Order: details(o)}})
 }
@@ -184,24 +183,7 @@ func (h *Handlers) ingest(c *fiber.Ctx) error {
 	}
 	n, err := domain.Ingestion{Repo: h.Repo}.Ingest(c.UserContext(), bytes.NewReader(body), nil)
 	if err != nil {
-		return mapError(err, true)
+		return err
 	}
 	return c.JSON(fiber.Map{"data": ingestResult{Stored: n}})
-}
-
-// mapError is the one place domain and store errors become HTTP answers.
-func mapError(err error, write bool) error {
-	var he *httpx.Error
-	var inv *domain.InvalidError
-	switch {
-	case errors.As(err, &he):
-		return he
-	case errors.As(err, &inv):
-		return httpx.BadRequest("%s", inv.Message)
-	case errors.Is(err, domain.ErrNotFound):
-		return httpx.NotFound()
-	case database.IsUnavailable(err), errors.Is(err, context.Canceled):
-		return httpx.Unavailable(write)
-	}
-	return err
 }

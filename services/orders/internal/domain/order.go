@@ -5,11 +5,11 @@ package domain
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
 	"partnerapi.dev/pkg/bizdate"
+	"partnerapi.dev/pkg/fault"
 	"partnerapi.dev/services/contracts"
 )
 
@@ -106,7 +106,7 @@ func LocalMinute(t time.Time, loc *time.Location) int {
 // Errors the API maps to answers.
 var (
 	// ErrNotFound: unknown order, or one of another restaurant.
-	ErrNotFound = errors.New("order not found")
+	ErrNotFound = fault.New(fault.NotFound, "order not found")
 )
 
 // InvalidError is a request or record the caller must change; Field names
@@ -117,6 +117,9 @@ type InvalidError struct {
 }
 
 func (e *InvalidError) Error() string { return e.Message }
+
+// Kind makes an InvalidError a 400 carrying its message.
+func (e *InvalidError) Kind() fault.Kind { return fault.Invalid }
 
 // Invalid builds an InvalidError.
 func Invalid(field, format string, args ...any) *InvalidError {

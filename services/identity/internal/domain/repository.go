@@ -1,0 +1,157 @@
+package domain
+
+import (
+	"context"
+	"time"
+)
+
+// Repository is what the HTTP surface needs from storage; the store
+// implements it. fosite's token storage is not part of it: it speaks
+// fosite's own interfaces and lives with the store.
+type Repository interface {
+	Directory
+	Clients
+	Grants
+}
+
+// Directory is the people and places: import, sign-in and the operator's
+// lists.
+type Directory interface {
+	// Import upserts a validated directory document by id, in one
+	// transaction.
+	Import(ctx context.Context, d DirectoryImport) (ImportResult, error)
+	UserByEmail(ctx context.Context, email string) (User, error)
+	UserByID(ctx context.Context, id string) (User, error)
+	RecentSignInFailures(ctx context.Context, email string, window time.Duration) (int, error)
+	RecordSignInFailure(ctx context.Context, email string) error
+	ClearSignInFailures(ctx context.Context, email string) error
+
+	// The operator's lists return up to limit entries after the key after
+	// ("" for the first page), in key order.
+	ListOrganizations(ctx context.Context, after string, limit int) ([]Organization, error)
+	ListRestaurants(ctx context.Context, after string, limit int) ([]Restaurant, error)
+	ListUsers(ctx context.Context, after string, limit int) ([]User, error)
+	ListMemberships(ctx context.Context, after int64, limit int) ([]Membership, error)
+}
+
+// Clients is the partner client registry.
+type Clients interface {
+	Client(ctx context.Context, id string) (PartnerClient, error)
+	Clients(ctx context.Context) ([]PartnerClient, error)
+	// CreateClient registers a client; for a confidential one it returns
+	// the generated secret, shown once.
+	CreateClient(ctx context.Context, c NewClient) (PartnerClient, string, error)
+	UpdateClient(ctx context.Context, id string, u ClientUpdate) (PartnerClient, error)
+}
+
+// Grants are the owners' approvals and what they cover.
+type Grants interface {
+	ConsentOptions(ctx context.Context, userID string) (ConsentOptions, error)
+	SaveConsentRequest(ctx context.Context, c ConsentRequest) error
+	// TakeConsentRequest removes and returns a consent request once, or
+	// ErrNotFound.
+	TakeConsentRequest(ctx context.Context, id, sessionHash, userID string) (ConsentRequest, error)
+	CreateGrant(ctx context.Context, g GrantRequest) (string, error)
+	// Grant returns a grant and its client's status.
+	Grant(ctx context.Context, id string) (Grant, string, error)
+	Grants(ctx context.Context, clientID, userID string) ([]Grant, error)
+	RevokeGrant(ctx context.Context, id string) (Grant, error)
+	// Coverage returns a grant and what it covers now.
+	Coverage(ctx context.Context, grantID string) (GrantCoverage, error)
+	// Revocations lists a grant's revoked token families and token ids.
+	Revocations(ctx context.Context, grantID string) (families, ids []string, err error)
+}
+
+// NewClient is an operator's registration of a partner client.
+type NewClient struct {
+	ClientID      string   `json:"clientId"`
+	Name          string   `json:"name"`
+	Type          string   `json:"type"`
+	RedirectURIs  []string `json:"redirectUris"`
+	AllowedScopes []string `json:"allowedScopes"`
+	Status        string   `json:"status"`
+}
+
+// ClientUpdate changes a client's registration; nil fields stay.
+type ClientUpdate struct {
+	Name          *string  `json:"name"`
+	RedirectURIs  []string `json:"redirectUris"`
+	AllowedScopes []string `json:"allowedScopes"`
+	Status        *string  `json:"status"`
+}
+
+// ConsentRequest is the authorization request a consent page showed, and
+// the choices it offered.
+type ConsentRequest struct {
+	ID              string
+	SessionHash     string
+	UserID          string
+	ClientID        string
+	Params          map[string]string
+	Scopes          []string
+	RestaurantIDs   []string
+	OrganizationIDs []string
+	ExpiresAt       time.Time
+}
+
+// GrantCoverage is a grant and what it covers now. A restaurant that left
+// an organization after approval is no longer covered through it: an
+// authorization only ever shrinks after approval.
+type GrantCoverage struct {
+	Grant        Grant
+	ClientStatus string
+	// Restaurants are the covered (organization, restaurant) associations
+	// by restaurant name and id; OrganizationID is empty for a
+	// restaurant-boundary grant.
+	Restaurants []CoveredRestaurant
+	// Organizations are an organization-boundary grant's organizations by
+	// name and id.
+	Organizations []CoveredOrganization
+}
+
+// CoveredRestaurant is one association a grant covers.
+type CoveredRestaurant struct {
+	OrganizationID string
+	Restaurant
+}
+
+// CoveredOrganization is an organization a grant names, with the
+// restaurants it has gained since approval.
+type CoveredOrganization struct {
+	OrganizationID string
+	Name           string
+	Role           string
+	// AdditionalRestaurantIDs are current restaurants the grant does not
+	// cover.
+	AdditionalRestaurantIDs []string
+}
+
+// Organization is a management organization.
+type Organization struct {
+	ID             string
+	Name           string
+	RegisteredName string
+	BusinessID     string
+}
+
+// Restaurant is a restaurant with its settings and organizations.
+type Restaurant struct {
+	ID              string
+	Name            string
+	TimeZone        string
+	DayStartHour    int
+	Currency        string
+	Country         string
+	RegisteredName  string
+	BusinessID      string
+	OrganizationIDs []string
+}
+
+// Membership is a user's role in one restaurant or one organization.
+type Membership struct {
+	ID             int64
+	UserID         string
+	RestaurantID   string
+	OrganizationID string
+	Role           string
+}
