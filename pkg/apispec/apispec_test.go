@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"os"
@@ -121,4 +122,46 @@ func TestCheckRequestEnforcesBounds(t *testing.T) {
 	if err := apispec.CheckRequest("POST", "/v1/restaurants/"+rid+"/menus", nil, h, []byte(`{"name":"","idempotencyKey":"x"}`)); err == nil {
 		t.Error("empty name and bad key passed")
 	}
+}
+
+// Client generators (oapi-codegen, ogen) refuse a schema with several types
+// besides null and type a const without a type as any: every schema has one
+// type, optionally nullable.
+func TestEverySchemaHasOneTypeBesidesNull(t *testing.T) {
+	var doc any
+	if err := json.Unmarshal(apispec.JSON(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, problem := range schemaTypeProblems(doc, "#") {
+		t.Error(problem)
+	}
+}
+
+func schemaTypeProblems(v any, at string) []string {
+	var out []string
+	switch v := v.(type) {
+	case map[string]any:
+		if types, ok := v["type"].([]any); ok {
+			n := 0
+			for _, ty := range types {
+				if ty != "null" {
+					n++
+				}
+			}
+			if n > 1 {
+				out = append(out, fmt.Sprintf("%s: type %v: choose one type (nullable at most)", at, types))
+			}
+		}
+		if _, ok := v["const"]; ok && v["type"] == nil {
+			out = append(out, at+": const without a type")
+		}
+		for k, e := range v {
+			out = append(out, schemaTypeProblems(e, at+"/"+k)...)
+		}
+	case []any:
+		for i, e := range v {
+			out = append(out, schemaTypeProblems(e, fmt.Sprintf("%s/%d", at, i))...)
+		}
+	}
+	return out
 }
