@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -164,4 +165,64 @@ func schemaTypeProblems(v any, at string) []string {
 		}
 	}
 	return out
+}
+
+// Under naming set B the document names the menu resources as set B does
+// and is as valid as set A's.
+func TestNamingSetBDocument(t *testing.T) {
+	b := apispec.NamingSetB()
+	doc, err := openapi3.NewLoader().LoadFromData(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := doc.Validate(context.Background(), openapi3.EnableSchemaFormatValidation(), openapi3.EnableExamplesValidation()); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{
+		"/v1/restaurants/{restaurantId}/menus/active",
+		"/v1/restaurants/{restaurantId}/menus/{menuPublicId}/items/{menuItemPublicId}",
+		"/v1/restaurants/{restaurantId}/catalog-import/targets/{menuPublicId}",
+	} {
+		if doc.Paths.Find(p) == nil {
+			t.Errorf("no %s", p)
+		}
+	}
+	if len(doc.Paths.Map()) != len(mustLoad(t).Paths.Map()) {
+		t.Errorf("%d paths, set A has %d", len(doc.Paths.Map()), len(mustLoad(t).Paths.Map()))
+	}
+	menu := doc.Components.Schemas["Menu"].Value
+	for _, f := range []string{"menuPublicId", "activeForPos", "onlineOrdering"} {
+		if menu.Properties[f] == nil || !slices.Contains(menu.Required, f) {
+			t.Errorf("Menu lacks required %s", f)
+		}
+	}
+	// Set-A names remain only in order records and in the text that explains both sets.
+	var raw map[string]any
+	if err := json.Unmarshal(b, &raw); err != nil {
+		t.Fatal(err)
+	}
+	delete(raw["info"].(map[string]any), "description")
+	schemas := raw["components"].(map[string]any)["schemas"].(map[string]any)
+	delete(schemas, "OrderLine")
+	delete(schemas, "RefundEvent")
+	rest, _ := json.Marshal(raw)
+	for _, a := range []string{"menuId", "catalogItemId", "categoryId", "basePriceMinor", "isPosMenu", "isOnlineMenu", "previousPosMenuId", "addedCatalogItemIds", "expectedCurrentPosMenuId", "/menus/pos"} {
+		if bytes.Contains(rest, []byte(`"`+a+`"`)) || bytes.Contains(rest, []byte("`"+a+"`")) || bytes.Contains(rest, []byte(a+`"`)) && a == "/menus/pos" {
+			t.Errorf("set-A name %s in the set-B document", a)
+		}
+	}
+	var generic any
+	_ = json.Unmarshal(b, &generic)
+	for _, problem := range schemaTypeProblems(generic, "#") {
+		t.Error(problem)
+	}
+}
+
+func mustLoad(t *testing.T) *openapi3.T {
+	t.Helper()
+	doc, err := apispec.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return doc
 }
