@@ -79,13 +79,14 @@ $(TOOLS_BIN)/golangci-lint:
 	GOBIN=$(TOOLS_BIN) GOWORK=off go install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
 
 .PHONY: gen
-gen: ## Regenerate generated files (pkg/apispec/openapi.json from openapi.yaml)
+gen: ## Regenerate generated files (pkg/apispec/openapi.json from openapi.yaml; the Go client tools/partnerclient from it)
 	cd pkg && GOWORK=off go generate ./...
+	cd tools && GOWORK=off go generate ./partnerclient
 
 .PHONY: gen-check
 gen-check: ## Fail when a generated file is stale
 	@$(MAKE) --no-print-directory gen
-	@git diff --exit-code -- pkg/apispec/openapi.json || { echo "generated files are stale: run make gen and commit"; exit 1; }
+	@git diff --exit-code -- pkg/apispec/openapi.json tools/partnerclient || { echo "generated files are stale: run make gen and commit"; exit 1; }
 
 .PHONY: tidy
 tidy: ## go mod tidy in every module
