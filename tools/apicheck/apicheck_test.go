@@ -14,8 +14,8 @@ import (
 	"partnerapi.dev/pkg/apispec"
 )
 
-// The generators a partner would use, pinned. tools/partnerclient's
-// go:generate line names the same oapi-codegen version: the generated file
+// The generators a partner would use, pinned. The generate directive of
+// tools/partnerclient names the same oapi-codegen version; the generated file
 // carries it, so a mismatch makes TestCommittedPartnerClientIsFresh fail.
 const (
 	oapiCodegen = "github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen@v2.8.2"
