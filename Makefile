@@ -87,13 +87,14 @@ chart-deps: ## helm dependency build for every chart: each process chart (the li
 	@for c in $$($(REGISTRY) charts); do helm dependency build $$c || exit 1; done
 
 .PHONY: gen
-gen: ## Regenerate generated files (pkg/apispec/openapi.json from openapi.yaml)
+gen: ## Regenerate generated files (pkg/apispec/openapi.json from openapi.yaml; the Go client tools/partnerclient from it)
 	cd pkg && GOWORK=off go generate ./...
+	cd tools && GOWORK=off go generate ./partnerclient
 
 .PHONY: gen-check
 gen-check: ## Fail when a generated file is stale
 	@$(MAKE) --no-print-directory gen
-	@git diff --exit-code -- pkg/apispec/openapi.json || { echo "generated files are stale: run make gen and commit"; exit 1; }
+	@git diff --exit-code -- pkg/apispec/openapi.json tools/partnerclient || { echo "generated files are stale: run make gen and commit"; exit 1; }
 
 .PHONY: tidy
 tidy: ## go mod tidy in every module

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -121,4 +123,106 @@ func TestCheckRequestEnforcesBounds(t *testing.T) {
 	if err := apispec.CheckRequest("POST", "/v1/restaurants/"+rid+"/menus", nil, h, []byte(`{"name":"","idempotencyKey":"x"}`)); err == nil {
 		t.Error("empty name and bad key passed")
 	}
+}
+
+// Client generators (oapi-codegen, ogen) refuse a schema with several types
+// besides null and type a const without a type as any: every schema has one
+// type, optionally nullable.
+func TestEverySchemaHasOneTypeBesidesNull(t *testing.T) {
+	var doc any
+	if err := json.Unmarshal(apispec.JSON(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, problem := range schemaTypeProblems(doc, "#") {
+		t.Error(problem)
+	}
+}
+
+func schemaTypeProblems(v any, at string) []string {
+	var out []string
+	switch v := v.(type) {
+	case map[string]any:
+		if types, ok := v["type"].([]any); ok {
+			n := 0
+			for _, ty := range types {
+				if ty != "null" {
+					n++
+				}
+			}
+			if n > 1 {
+				out = append(out, fmt.Sprintf("%s: type %v: choose one type (nullable at most)", at, types))
+			}
+		}
+		if _, ok := v["const"]; ok && v["type"] == nil {
+			out = append(out, at+": const without a type")
+		}
+		for k, e := range v {
+			out = append(out, schemaTypeProblems(e, at+"/"+k)...)
+		}
+	case []any:
+		for i, e := range v {
+			out = append(out, schemaTypeProblems(e, fmt.Sprintf("%s/%d", at, i))...)
+		}
+	}
+	return out
+}
+
+// Under naming set B the document names the menu resources as set B does
+// and is as valid as set A's.
+func TestNamingSetBDocument(t *testing.T) {
+	b := apispec.NamingSetB()
+	doc, err := openapi3.NewLoader().LoadFromData(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := doc.Validate(context.Background(), openapi3.EnableSchemaFormatValidation(), openapi3.EnableExamplesValidation()); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{
+		"/v1/restaurants/{restaurantId}/menus/active",
+		"/v1/restaurants/{restaurantId}/menus/{menuPublicId}/items/{menuItemPublicId}",
+		"/v1/restaurants/{restaurantId}/catalog-import/targets/{menuPublicId}",
+	} {
+		if doc.Paths.Find(p) == nil {
+			t.Errorf("no %s", p)
+		}
+	}
+	if len(doc.Paths.Map()) != len(mustLoad(t).Paths.Map()) {
+		t.Errorf("%d paths, set A has %d", len(doc.Paths.Map()), len(mustLoad(t).Paths.Map()))
+	}
+	menu := doc.Components.Schemas["Menu"].Value
+	for _, f := range []string{"menuPublicId", "activeForPos", "onlineOrdering"} {
+		if menu.Properties[f] == nil || !slices.Contains(menu.Required, f) {
+			t.Errorf("Menu lacks required %s", f)
+		}
+	}
+	// Set-A names remain only in order records and in the text that explains both sets.
+	var raw map[string]any
+	if err := json.Unmarshal(b, &raw); err != nil {
+		t.Fatal(err)
+	}
+	delete(raw["info"].(map[string]any), "description")
+	schemas := raw["components"].(map[string]any)["schemas"].(map[string]any)
+	delete(schemas, "OrderLine")
+	delete(schemas, "RefundEvent")
+	rest, _ := json.Marshal(raw)
+	for _, a := range []string{"menuId", "catalogItemId", "categoryId", "basePriceMinor", "isPosMenu", "isOnlineMenu", "previousPosMenuId", "addedCatalogItemIds", "expectedCurrentPosMenuId", "/menus/pos"} {
+		if bytes.Contains(rest, []byte(`"`+a+`"`)) || bytes.Contains(rest, []byte("`"+a+"`")) || bytes.Contains(rest, []byte(a+`"`)) && a == "/menus/pos" {
+			t.Errorf("set-A name %s in the set-B document", a)
+		}
+	}
+	var generic any
+	_ = json.Unmarshal(b, &generic)
+	for _, problem := range schemaTypeProblems(generic, "#") {
+		t.Error(problem)
+	}
+}
+
+func mustLoad(t *testing.T) *openapi3.T {
+	t.Helper()
+	doc, err := apispec.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return doc
 }

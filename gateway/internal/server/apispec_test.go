@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/getkin/kin-openapi/openapi3"
+
 	"partnerapi.dev/gateway/internal/routes"
 	"partnerapi.dev/pkg/apispec"
 )
@@ -13,12 +15,20 @@ import (
 // The OpenAPI document and the route table describe the same operations with
 // the same scopes.
 func TestRouteTableMatchesTheOpenAPIDocument(t *testing.T) {
-	doc, err := apispec.Load()
-	if err != nil {
-		t.Fatal(err)
+	for set, served := range map[routes.NamingSet][]byte{routes.NamingA: apispec.JSON(), routes.NamingB: apispec.NamingSetB()} {
+		t.Run(string(set), func(t *testing.T) {
+			doc, err := openapi3.NewLoader().LoadFromData(served)
+			if err != nil {
+				t.Fatal(err)
+			}
+			routeTableMatches(t, routes.Table(set), doc)
+		})
 	}
+}
+
+func routeTableMatches(t *testing.T, table []routes.Operation, doc *openapi3.T) {
 	seen := map[string]bool{}
-	for _, op := range routes.Table(routes.NamingA) {
+	for _, op := range table {
 		item := doc.Paths.Find(op.Path)
 		if item == nil {
 			t.Errorf("%s: path %s not documented", op.ID, op.Path)

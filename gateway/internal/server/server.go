@@ -69,6 +69,7 @@ type Gateway struct {
 	identity  *proxy.Upstream
 	upstreams map[routes.Service]*proxy.Upstream
 	metadata  []byte
+	document  []byte // the OpenAPI document of the naming set served
 	ready     []httpx.Check
 	now       func() time.Time
 }
@@ -111,6 +112,10 @@ func New(cfg config.Config, deps Deps) (*fiber.App, *Gateway, error) {
 	g.verifier = auth.NewVerifier(auth.Options{JWKSURL: cfg.IdentityURL + "/oauth2/jwks", Issuer: cfg.TokenIssuer, Audience: cfg.TokenAudience, Client: g.identity.Client()})
 	g.grants = grants.NewStore(cfg.IdentityURL, keys, g.identity.Client(), cfg.GrantCacheTTL, cfg.GrantNegativeCacheTTL)
 	g.ops = routes.Table(routes.NamingSet(cfg.MenuNamingSet))
+	g.document = apispec.JSON()
+	if routes.NamingSet(cfg.MenuNamingSet) == routes.NamingB {
+		g.document = apispec.NamingSetB()
+	}
 	for i := range g.ops {
 		if d, ok := deprecations[g.ops[i].ID]; ok {
 			g.ops[i].Deprecation = &routes.Deprecation{At: d.Deprecation, Sunset: d.Sunset, Link: d.Link}
@@ -154,7 +159,7 @@ func (g *Gateway) register(r fiber.Router) {
 	r.Get("/.well-known/oauth-protected-resource/v1", g.protectedResource)
 	r.Get("/v1/openapi.json", func(c *fiber.Ctx) error {
 		c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
-		return c.Send(apispec.JSON())
+		return c.Send(g.document)
 	})
 	for _, e := range oauthSurface {
 		r.Add(e.method, e.path, g.oauth)

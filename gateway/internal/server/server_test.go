@@ -14,6 +14,7 @@ import (
 	"github.com/go-jose/go-jose/v4"
 
 	"partnerapi.dev/gateway/internal/routes"
+	"partnerapi.dev/pkg/apispec"
 	"partnerapi.dev/pkg/internalctx"
 	"partnerapi.dev/services/contracts"
 )
@@ -635,6 +636,9 @@ func TestNamingSetB(t *testing.T) {
 	}
 	if r := g.do(t, "GET", "/v1/restaurants/"+restA+"/menus/"+menuUUID+"/items/"+menuUUID, tok, nil); r.status != 200 {
 		t.Errorf("item: %d", r.status)
+	}
+	if r := g.do(t, "GET", "/v1/openapi.json", "", nil); r.status != 200 || !bytes.Equal(r.body, apispec.NamingSetB()) {
+		t.Errorf("openapi.json under set B: %d, set-B document: %v", r.status, bytes.Equal(r.body, apispec.NamingSetB()))
 	}
 }
 

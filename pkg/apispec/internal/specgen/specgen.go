@@ -19,6 +19,11 @@ func Convert(src []byte) ([]byte, error) {
 	if err := json.Unmarshal(j, &v); err != nil {
 		return nil, err
 	}
+	return Encode(v)
+}
+
+// Encode writes a decoded document the way Convert does.
+func Encode(v any) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
