@@ -126,6 +126,6 @@ func (o oauthEndpoints) metadata(w http.ResponseWriter, _ *http.Request) {
 		"revocation_endpoint_auth_methods_supported":     []string{"client_secret_basic", "client_secret_post", "none"},
 		"scopes_supported":                               scopes,
 		"access_token_signing_alg_values_supported":      []string{oauth.Alg},
-		"authorization_response_iss_parameter_supported": false,
+		"authorization_response_iss_parameter_supported": true,
 	})
 }
