@@ -161,7 +161,7 @@ func installNodeModules(t *testing.T) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("npm ci: %v\n%s", err, out)
 	}
-	if err := os.WriteFile(stamp, want, 0o644); err != nil {
+	if err := os.WriteFile(stamp, want, 0o600); err != nil {
 		t.Fatal(err)
 	}
 }
