@@ -70,11 +70,12 @@ type Gateway struct {
 	identity  *proxy.Upstream
 	upstreams map[routes.Service]*proxy.Upstream
 	metadata  []byte
+	ready     []httpx.Check
+	now       func() time.Time
+
 	// metadataURL is where RFC 9728 puts the metadata of the resource
 	// TOKEN_AUDIENCE; metadataPath is its path, served here.
 	metadataURL, metadataPath string
-	ready                     []httpx.Check
-	now                       func() time.Time
 }
 
 // Operations is the route table this gateway serves.
