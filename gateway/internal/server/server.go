@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -72,6 +73,10 @@ type Gateway struct {
 	document  []byte // the OpenAPI document of the naming set served
 	ready     []httpx.Check
 	now       func() time.Time
+
+	// metadataURL is where RFC 9728 puts the metadata of the resource
+	// TOKEN_AUDIENCE; metadataPath is its path, served here.
+	metadataURL, metadataPath string
 }
 
 // Operations is the route table this gateway serves.
@@ -121,6 +126,9 @@ func New(cfg config.Config, deps Deps) (*fiber.App, *Gateway, error) {
 			g.ops[i].Deprecation = &routes.Deprecation{At: d.Deprecation, Sunset: d.Sunset, Link: d.Link}
 		}
 	}
+	if g.metadataURL, g.metadataPath, err = resourceMetadataLocation(cfg.TokenAudience); err != nil {
+		return nil, nil, fmt.Errorf("TOKEN_AUDIENCE: %w", err)
+	}
 	g.metadata, _ = json.Marshal(map[string]any{
 		"resource":                 cfg.TokenAudience,
 		"authorization_servers":    []string{cfg.TokenIssuer},
@@ -155,8 +163,12 @@ func New(cfg config.Config, deps Deps) (*fiber.App, *Gateway, error) {
 }
 
 func (g *Gateway) register(r fiber.Router) {
-	r.Get("/.well-known/oauth-protected-resource", g.protectedResource)
-	r.Get("/.well-known/oauth-protected-resource/v1", g.protectedResource)
+	// The unsuffixed address predates the resource's own; clients that
+	// validate strictly use the one the challenges name.
+	r.Get(wellKnownResource, g.protectedResource)
+	if g.metadataPath != wellKnownResource {
+		r.Get(g.metadataPath, g.protectedResource)
+	}
 	r.Get("/v1/openapi.json", func(c *fiber.Ctx) error {
 		c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
 		return c.Send(g.document)
@@ -272,8 +284,22 @@ func (g *Gateway) oauth(c *fiber.Ctx) error {
 	return nil
 }
 
-func (g *Gateway) resourceMetadataURL() string {
-	return g.cfg.PublicBaseURL + "/.well-known/oauth-protected-resource"
+func (g *Gateway) resourceMetadataURL() string { return g.metadataURL }
+
+const wellKnownResource = "/.well-known/oauth-protected-resource"
+
+// resourceMetadataLocation is the metadata address of a resource under RFC
+// 9728 section 3.1: the well-known path between the host and the resource's
+// own path (https://host/v1 has https://host/.well-known/oauth-protected-resource/v1).
+// A client checks that the document's resource is the one the address was
+// built from, so the document may only be served there.
+func resourceMetadataLocation(resource string) (string, string, error) {
+	u, err := url.Parse(resource)
+	if err != nil || u.Scheme == "" || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+		return "", "", fmt.Errorf("%q is not an absolute URL without query or fragment", resource)
+	}
+	path := wellKnownResource + strings.TrimRight(u.EscapedPath(), "/")
+	return u.Scheme + "://" + u.Host + path, path, nil
 }
 
 // invalidToken is the 401 with the bearer challenge.

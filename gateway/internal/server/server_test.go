@@ -45,7 +45,7 @@ func do(t *testing.T, g gw, op routes.Operation, path, token string, hdr ...stri
 	return g.do(t, op.Method, path, token, nil, hdr...)
 }
 
-const metadataURL = baseURL + "/.well-known/oauth-protected-resource"
+const metadataURL = baseURL + "/.well-known/oauth-protected-resource/v1"
 
 func TestEveryOperationIsProxiedWithItsContext(t *testing.T) {
 	e := newEnv(t)

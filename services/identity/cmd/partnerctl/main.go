@@ -41,6 +41,9 @@ Usage:
   partnerctl grants revoke GRANT_ID
   partnerctl keys rotate
   partnerctl token --base-url URL --email EMAIL --password PW --client-id ID [--client-secret S] [--redirect-uri URI] [--scope "a b"] [--restaurant UUID | --organization UUID...] [--json]
+  partnerctl authorize --url AUTHORIZATION_URL --email EMAIL --password PW [--restaurant UUID | --organization UUID...] [--deny]
+      (signs in and answers the consent page for an authorization URL a partner's OAuth
+      library built, and prints the redirect back to the partner, with its code or error)
 
 Every admin command takes --url, identity's internal listener where the admin API is
 (default $IDENTITY_ADMIN_URL, then http://127.0.0.1:9081), and --admin-token (default $ADMIN_TOKEN).
@@ -206,6 +209,9 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	}
 	if args[0] == "token" {
 		return token(ctx, args[1:], out)
+	}
+	if args[0] == "authorize" {
+		return authorize(ctx, args[1:], out)
 	}
 	if len(args) < 2 {
 		return fmt.Errorf("%s needs a subcommand\n\n%s", args[0], usage)
@@ -457,5 +463,34 @@ func token(ctx context.Context, args []string, out io.Writer) error {
 		return json.NewEncoder(out).Encode(tok) //nolint:gosec // printing the tokens is what this command is for
 	}
 	fmt.Fprintf(out, "access_token:  %s\nrefresh_token: %s\nexpires_in:    %d s (at %s)\nscope:         %s\n", tok.AccessToken, tok.RefreshToken, tok.ExpiresIn, tok.ExpiresAt, tok.Scope)
+	return nil
+}
+
+// authorize plays the owner's browser, so a partner's own OAuth library can
+// be tried end to end from a script: the library builds the URL and reads
+// the redirect this prints.
+func authorize(ctx context.Context, args []string, out io.Writer) error {
+	fs := flag.NewFlagSet("authorize", flag.ContinueOnError)
+	var o flow.Options
+	var orgs list
+	var authorizationURL string
+	fs.StringVar(&authorizationURL, "url", "", "authorization URL the partner's application built")
+	fs.StringVar(&o.Email, "email", "", "demo user's email")
+	fs.StringVar(&o.Password, "password", os.Getenv("DEMO_PASSWORD"), "demo user's password (or $DEMO_PASSWORD)")
+	fs.StringVar(&o.Restaurant, "restaurant", "", "approve this restaurant")
+	fs.Var(&orgs, "organization", "approve this organization (repeat)")
+	fs.BoolVar(&o.Deny, "deny", false, "deny instead of approving")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	o.Organizations = orgs
+	if authorizationURL == "" || o.Email == "" || o.Password == "" {
+		return errors.New("authorize needs --url, --email and --password")
+	}
+	back, err := flow.Follow(ctx, o, authorizationURL)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(out, back)
 	return nil
 }

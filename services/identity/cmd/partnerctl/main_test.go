@@ -22,4 +22,7 @@ func TestUsageAndArgumentErrors(t *testing.T) {
 	if err := run(context.Background(), []string{"token", "--email", "x"}, &out); err == nil {
 		t.Fatal("token without password accepted")
 	}
+	if err := run(context.Background(), []string{"authorize", "--email", "x", "--password", "y"}, &out); err == nil {
+		t.Fatal("authorize without a URL accepted")
+	}
 }

@@ -2,6 +2,7 @@ package api
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/url"
 
@@ -20,16 +21,23 @@ type oauthEndpoints struct {
 func (o oauthEndpoints) token(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	ar, err := o.srv.NewAccessRequest(ctx, r, oauth.NewSession())
-	if err != nil {
-		o.srv.WriteAccessError(ctx, w, ar, err)
-		return
+	if err == nil {
+		var resp fosite.AccessResponder
+		if resp, err = o.srv.NewAccessResponse(ctx, ar); err == nil {
+			o.srv.WriteAccessResponse(ctx, w, ar, resp)
+			return
+		}
 	}
-	resp, err := o.srv.NewAccessResponse(ctx, ar)
-	if err != nil {
-		o.srv.WriteAccessError(ctx, w, ar, err)
-		return
+	challengeClient(w, err)
+	o.srv.WriteAccessError(ctx, w, ar, err)
+}
+
+// challengeClient adds the challenge RFC 6749 section 5.2 requires with
+// the 401 of invalid_client.
+func challengeClient(w http.ResponseWriter, err error) {
+	if errors.Is(err, fosite.ErrInvalidClient) {
+		w.Header().Set("WWW-Authenticate", `Basic realm="oauth2"`)
 	}
-	o.srv.WriteAccessResponse(ctx, w, ar, resp)
 }
 
 func (o oauthEndpoints) revoke(w http.ResponseWriter, r *http.Request) {
@@ -42,6 +50,7 @@ func (o oauthEndpoints) revoke(w http.ResponseWriter, r *http.Request) {
 			err = fosite.ErrTemporarilyUnavailable.WithWrap(err)
 		}
 	}
+	challengeClient(w, err)
 	o.srv.WriteRevocationResponse(ctx, w, err)
 }
 
@@ -126,6 +135,6 @@ func (o oauthEndpoints) metadata(w http.ResponseWriter, _ *http.Request) {
 		"revocation_endpoint_auth_methods_supported":     []string{"client_secret_basic", "client_secret_post", "none"},
 		"scopes_supported":                               scopes,
 		"access_token_signing_alg_values_supported":      []string{oauth.Alg},
-		"authorization_response_iss_parameter_supported": false,
+		"authorization_response_iss_parameter_supported": true,
 	})
 }

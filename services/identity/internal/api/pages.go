@@ -216,8 +216,10 @@ func (p *Pages) authorizeRequest(ctx context.Context, w http.ResponseWriter, r *
 		return client, nil, false
 	}
 	ar, err := p.srv.NewAuthorizeRequest(ctx, r)
-	if err == nil {
-		err = oauth.CheckPKCE(ar.GetRequestForm())
+	if err != nil && (ar == nil || !ar.IsRedirectURIValid()) {
+		// No trusted address to send the error to: the owner reads it here.
+		p.fail(w, http.StatusBadRequest, "Invalid request", fosite.ErrorToRFC6749Error(err).GetDescription())
+		return client, nil, false
 	}
 	if err != nil {
 		p.srv.WriteAuthorizeError(ctx, w, ar, err)

@@ -84,17 +84,6 @@ func S256(v string) string {
 
 // Authorize runs the pages until the redirect to RedirectURI.
 func Authorize(ctx context.Context, o Options) (*Result, error) {
-	base := strings.TrimRight(o.BaseURL, "/")
-	hc := o.HTTP
-	if hc == nil {
-		jar, _ := cookiejar.New(nil)
-		hc = &http.Client{Jar: jar, Timeout: 30 * time.Second}
-	}
-	client := *hc
-	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-	if client.Jar == nil {
-		client.Jar, _ = cookiejar.New(nil)
-	}
 	res := &Result{Verifier: o.Verifier}
 	if res.Verifier == "" {
 		res.Verifier = NewVerifier()
@@ -117,7 +106,44 @@ func Authorize(ctx context.Context, o Options) (*Result, error) {
 			q.Set("code_challenge_method", o.ChallengeMethod)
 		}
 	}
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+"/oauth2/authorize?"+q.Encode(), nil)
+	cb, err := Follow(ctx, o, strings.TrimRight(o.BaseURL, "/")+"/oauth2/authorize?"+q.Encode())
+	if err != nil {
+		return nil, err
+	}
+	res.Callback, res.Code, res.State = cb, cb.Query().Get("code"), cb.Query().Get("state")
+	if e := cb.Query().Get("error"); e != "" {
+		return res, fmt.Errorf("authorization refused: %s: %s", e, cb.Query().Get("error_description"))
+	}
+	return res, nil
+}
+
+// Follow plays the owner's browser from an authorization URL, which a
+// partner's OAuth library may have built: it signs in, answers the consent
+// page, and returns the address the browser is sent back to (RedirectURI,
+// or else the URL's redirect_uri), carrying a code or an error.
+func Follow(ctx context.Context, o Options, authorizeURL string) (*url.URL, error) {
+	hc := o.HTTP
+	if hc == nil {
+		jar, _ := cookiejar.New(nil)
+		hc = &http.Client{Jar: jar, Timeout: 30 * time.Second}
+	}
+	client := *hc
+	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	if client.Jar == nil {
+		client.Jar, _ = cookiejar.New(nil)
+	}
+	back := o.RedirectURI
+	if back == "" {
+		u, err := url.Parse(authorizeURL)
+		if err != nil {
+			return nil, err
+		}
+		back = u.Query().Get("redirect_uri")
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, authorizeURL, nil)
+	if err != nil {
+		return nil, err
+	}
 	signedIn := false
 	for step := 0; step < 8; step++ {
 		resp, err := client.Do(req)
@@ -131,12 +157,8 @@ func Authorize(ctx context.Context, o Options) (*Result, error) {
 			if err != nil {
 				return nil, err
 			}
-			if o.RedirectURI != "" && strings.HasPrefix(u.String(), o.RedirectURI) {
-				res.Callback, res.Code, res.State = u, u.Query().Get("code"), u.Query().Get("state")
-				if e := u.Query().Get("error"); e != "" {
-					return res, fmt.Errorf("authorization refused: %s: %s", e, u.Query().Get("error_description"))
-				}
-				return res, nil
+			if back != "" && strings.HasPrefix(u.String(), back) {
+				return u, nil
 			}
 			req, _ = http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 			continue

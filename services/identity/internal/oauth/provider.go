@@ -74,13 +74,17 @@ func New(st *store.Store, keys *Keys, s Settings) *Server {
 		settings:        s,
 	}
 	guard := func(fosite.Configurator, any, any) any { return &grantGuard{store: st} }
+	revoked := func(fosite.Configurator, any, any) any { return &revokedRefresh{store: st, strategy: strategy} }
+	others := func(fosite.Configurator, any, any) any { return otherGrants{} }
 	p := compose.Compose(cfg, st, strategy,
 		compose.OAuth2AuthorizeExplicitFactory,
+		revoked,
 		compose.OAuth2RefreshTokenGrantFactory,
 		compose.OAuth2PKCEFactory,
 		compose.OAuth2TokenIntrospectionFactory,
 		compose.OAuth2TokenRevocationFactory,
 		guard,
+		others,
 	)
 	return &Server{OAuth2Provider: p, Keys: keys, Settings: s, Store: st}
 }

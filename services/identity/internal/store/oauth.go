@@ -296,9 +296,23 @@ func (s *Store) RotateRefreshToken(ctx context.Context, requestID, signature str
 }
 
 // RevokeRefreshToken implements oauth2.TokenRevocationStorage for the whole
-// token family.
+// token family. Tokens already rotated stay marked as used.
 func (s *Store) RevokeRefreshToken(ctx context.Context, requestID string) error {
-	return s.conn(ctx).Exec(`UPDATE oauth_tokens SET active = false WHERE request_id = ? AND kind = 'refresh' AND active`, requestID).Error
+	return s.conn(ctx).Exec(`UPDATE oauth_tokens SET active = false, revoked = true WHERE request_id = ? AND kind = 'refresh' AND active`, requestID).Error
+}
+
+// RefreshTokenRevoked reports whether the refresh token with this signature
+// was revoked rather than used, and the client it was issued to.
+func (s *Store) RefreshTokenRevoked(ctx context.Context, signature string) (clientID string, revoked bool, err error) {
+	var row struct {
+		ClientID string
+		Revoked  bool
+	}
+	err = s.conn(ctx).Raw(`SELECT client_id, revoked FROM oauth_tokens WHERE kind = 'refresh' AND signature = ?`, signature).Take(&row).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return "", false, nil
+	}
+	return row.ClientID, row.Revoked, err
 }
 
 // RevokeRefreshTokenMaybeGracePeriod revokes without grace period.
