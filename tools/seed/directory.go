@@ -18,32 +18,16 @@ const (
 	BenchOrganization = "Benchmark Dining Group"
 )
 
-// Directory is identity's part of the data set: the directory import
-// contract (contracts.Directory), with restaurants that also keep their day
-// start hour as a plain number for the order generator. It marshals as the
-// contract.
-type Directory struct {
-	Users          []User          `json:"users"`
-	Organizations  []Organization  `json:"organizations"`
-	Restaurants    []Restaurant    `json:"restaurants"`
-	Memberships    []Membership    `json:"memberships"`
-	PartnerClients []PartnerClient `json:"partnerClients"`
-}
-
-// The directory's records are the contract's.
+// The directory's records are the contract's: identity's part of the data
+// set is exactly the body of its directory import.
 type (
+	Directory     = contracts.Directory
 	User          = contracts.DirectoryUser
 	Organization  = contracts.DirectoryOrganization
+	Restaurant    = contracts.DirectoryRestaurant
 	Membership    = contracts.DirectoryMembership
 	PartnerClient = contracts.DirectoryPartnerClient
 )
-
-// Restaurant is the contract's restaurant; DayStartHour, always set by the
-// generator, shadows the contract's pointer and is written in its place.
-type Restaurant struct {
-	contracts.DirectoryRestaurant
-	DayStartHour int `json:"dayStartHour"`
-}
 
 // Size chooses how much data to generate.
 type Size string
@@ -79,8 +63,8 @@ func (g Generator) GenerateDirectory(size Size) Directory {
 	}
 	restaurant := func(key, name, tz string, dsh int, cur, country, registered, businessID string, orgs ...string) string {
 		id := g.ID("restaurant/" + key)
-		d.Restaurants = append(d.Restaurants, Restaurant{DayStartHour: dsh, DirectoryRestaurant: contracts.DirectoryRestaurant{RestaurantID: id, Name: name, TimeZone: tz,
-			Currency: cur, Country: country, RegisteredName: registered, BusinessID: businessID, OrganizationIDs: append([]string{}, orgs...)}})
+		d.Restaurants = append(d.Restaurants, Restaurant{RestaurantID: id, Name: name, TimeZone: tz, DayStartHour: &dsh,
+			Currency: cur, Country: country, RegisteredName: registered, BusinessID: businessID, OrganizationIDs: append([]string{}, orgs...)})
 		return id
 	}
 	member := func(userID string, restaurantID, organizationID *string, role string) {

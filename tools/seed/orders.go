@@ -334,10 +334,10 @@ func (g Generator) restaurantOrders(p orderPlan, emit func(chunk []byte)) error 
 		}
 		minutes = minutes[:0]
 		for range n {
-			minutes = append(minutes, orderMinute(rnd, r.DayStartHour))
+			minutes = append(minutes, orderMinute(rnd, *r.DayStartHour))
 		}
 		slices.Sort(minutes)
-		dayStart := time.Date(date.Year(), date.Month(), date.Day(), r.DayStartHour, 0, 0, 0, loc)
+		dayStart := time.Date(date.Year(), date.Month(), date.Day(), *r.DayStartHour, 0, 0, 0, loc)
 		for _, m := range minutes {
 			at := dayStart.Add(time.Duration(m)*time.Minute + time.Duration(rnd.IntN(60_000))*time.Millisecond)
 			number++
@@ -410,7 +410,7 @@ func (g Generator) order(rnd *rand.Rand, r Restaurant, cat catalog, number int64
 	local := at.In(mustLoc(r.TimeZone))
 	saleDate := local.Format(time.DateOnly)
 	o := contracts.OrderRecord{
-		RestaurantID: r.RestaurantID, TimeZone: r.TimeZone, DayStartHour: ptr(r.DayStartHour), Currency: r.Currency, Country: r.Country,
+		RestaurantID: r.RestaurantID, TimeZone: r.TimeZone, DayStartHour: r.DayStartHour, Currency: r.Currency, Country: r.Country,
 		OrderID:               hexID(rnd, "ord_", 12),
 		RestaurantOrderNumber: number,
 		OccurredAt:            ptr(ms(at)),

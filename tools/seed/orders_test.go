@@ -70,7 +70,7 @@ func TestOrdersShape(t *testing.T) {
 			t.Fatalf("line %d: %v", n, err)
 		}
 		r, ok := restaurants[o.RestaurantID]
-		if !ok || r.TimeZone != o.TimeZone || r.Currency != o.Currency || o.DayStartHour == nil || r.DayStartHour != *o.DayStartHour {
+		if !ok || r.TimeZone != o.TimeZone || r.Currency != o.Currency || o.DayStartHour == nil || *r.DayStartHour != *o.DayStartHour {
 			t.Fatalf("line %d: restaurant settings do not match the directory", n)
 		}
 		if seenIDs[o.OrderID] || len(o.OrderID) < 1 || len(o.OrderID) > 255 {

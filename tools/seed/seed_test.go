@@ -30,7 +30,7 @@ func TestDirectoryShape(t *testing.T) {
 		}
 		seen[r.RestaurantID] = true
 		zones[r.TimeZone] = true
-		hours[r.DayStartHour] = true
+		hours[*r.DayStartHour] = true
 	}
 	if len(zones) < 3 || len(hours) < 3 {
 		t.Fatalf("want at least three time zones and day start hours, got %v %v", zones, hours)

@@ -190,7 +190,7 @@ func runOrders(ctx context.Context, args []string) error {
 			base = stack.Orders
 			h = http.Header{internalctx.Header: {keys.Sign(internalctx.Context{
 				ClientID: claims.ClientID, UserID: claims.Subject, GrantID: claims.GrantID, Scopes: strings.Fields(claims.Scope),
-				Tenant:         &internalctx.Tenant{ID: c.r.RestaurantID, TimeZone: c.r.TimeZone, DayStartHour: c.r.DayStartHour, Currency: c.r.Currency, Country: c.r.Country},
+				Tenant:         &internalctx.Tenant{ID: c.r.RestaurantID, TimeZone: c.r.TimeZone, DayStartHour: *c.r.DayStartHour, Currency: c.r.Currency, Country: c.r.Country},
 				OrganizationID: benchOrg, RequestID: "loadgen"})}}
 		}
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/v1/restaurants/"+c.r.RestaurantID+c.path, nil)
