@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"math"
 	"slices"
 	"strconv"
@@ -56,7 +57,8 @@ func (s *Store) BulkLoad(ctx context.Context, fn func(domain.BatchSink) error) e
 	return conn.Raw(func(dc any) error {
 		pc := dc.(*stdlib.Conn).Conn()
 		return pgx.BeginFunc(ctx, pc, func(tx pgx.Tx) error {
-			b := &bulk{tx: tx, free: make(chan [][]byte, 4), names: map[[2]string]bool{}}
+			b := &bulk{tx: tx, free: make(chan [][]byte, 4), names: map[[2]string]bool{},
+				seed: maphash.MakeSeed(), pendingKeys: map[uint64]struct{}{}, pending: make([][]byte, len(bulkTables))}
 			if err := b.begin(ctx); err != nil {
 				return err
 			}
@@ -78,11 +80,22 @@ type indexDef struct {
 // memory starts over (a name staged twice is merged at the end anyway).
 const maxRecentNames = 100_000
 
+// flushBytes is how much COPY data the load gathers from its batches before
+// sending it: a COPY statement has a fixed cost, so a few MB per statement
+// keep small batches (small memory) as fast as large ones. A variable for
+// the tests.
+var flushBytes = 8 << 20
+
 type bulk struct {
 	tx      pgx.Tx
 	free    chan [][]byte      // COPY buffers to reuse
 	names   map[[2]string]bool // (restaurant, lower-cased name) staged lately
 	indexes []indexDef
+
+	seed        maphash.Seed
+	pending     [][]byte            // gathered COPY rows per bulkTables entry
+	pendingKeys map[uint64]struct{} // hashes of the orders in pending
+	pendingSize int
 }
 
 func (b *bulk) begin(ctx context.Context) error {
@@ -160,6 +173,9 @@ func ident(s string) string { return pgx.Identifier{s}.Sanitize() }
 // finish rebuilds the indexes (first removing the earlier states of the
 // orders that came more than once) and stores the item names.
 func (b *bulk) finish(ctx context.Context) error {
+	if err := b.flush(ctx); err != nil {
+		return err
+	}
 	// The orders primary key is built first, in a savepoint: it is what
 	// finds an order sent twice, without the load keeping every key.
 	if _, err := b.tx.Exec(ctx, "SAVEPOINT bulk_keys"); err != nil {
@@ -208,9 +224,10 @@ func (b *bulk) rebuild(ctx context.Context, d indexDef) error {
 
 // keepLastStates deletes every state of an order but the last one sent.
 // Each COPY is its own command of the transaction and PostgreSQL stamps its
-// rows with that command id (cmin); batches are COPYed in input order, the
-// order row before its children, so the last state of an order is its order
-// row with the highest cmin and the child rows COPYed after it.
+// rows with that command id (cmin); rows are COPYed in input order, the
+// orders before their children, one state of an order per flush, so the
+// last state of an order is its order row with the highest cmin and the
+// child rows COPYed after it.
 func (b *bulk) keepLastStates(ctx context.Context) error {
 	var q strings.Builder
 	q.WriteString(`CREATE TEMP TABLE bulk_last_states ON COMMIT DROP AS
@@ -236,13 +253,22 @@ func (b *bulk) copy(ctx context.Context, table string, cols []string, data []byt
 
 // bulkBatch is one batch encoded for binary COPY.
 type bulkBatch struct {
+	keys  []uint64    // hashes of the orders' (restaurant, order) keys
 	names [][2]string // distinct (restaurant, lower-cased line name)
-	data  [][]byte    // COPY data per bulkTables entry, nil when no row
+	data  [][]byte    // COPY rows per bulkTables entry
 }
 
 // Prepare encodes a batch (distinct orders) on a parsing worker.
 func (b *bulk) Prepare(orders []domain.Order) (any, error) {
-	bb := &bulkBatch{}
+	bb := &bulkBatch{keys: make([]uint64, len(orders))}
+	for i, o := range orders {
+		var h maphash.Hash
+		h.SetSeed(b.seed)
+		h.WriteString(o.RestaurantID)
+		h.WriteByte(0)
+		h.WriteString(o.OrderID)
+		bb.keys[i] = h.Sum64()
+	}
 	var bufs [][]byte
 	select {
 	case bufs = <-b.free:
@@ -253,21 +279,37 @@ func (b *bulk) Prepare(orders []domain.Order) (any, error) {
 	return bb, err
 }
 
-// Store COPYs a prepared batch, in input order, then stages the item names
-// not staged lately.
+// Store gathers a prepared batch's rows, in input order, COPYing them when
+// enough are gathered, then stages the item names not staged lately.
 func (b *bulk) Store(ctx context.Context, prepared any) error {
 	bb := prepared.(*bulkBatch)
-	for i, t := range bulkTables {
-		if bb.data[i] == nil {
-			continue
+	for _, k := range bb.keys {
+		if _, ok := b.pendingKeys[k]; ok {
+			// An order sent again: its earlier state goes in an earlier COPY.
+			if err := b.flush(ctx); err != nil {
+				return err
+			}
+			break
 		}
-		if err := b.copy(ctx, t.name, t.cols, bb.data[i]); err != nil {
-			return err
+	}
+	for _, k := range bb.keys {
+		b.pendingKeys[k] = struct{}{}
+	}
+	for i, rows := range bb.data {
+		if len(b.pending[i]) == 0 {
+			b.pending[i] = append(b.pending[i], copySignature...)
 		}
+		b.pending[i] = append(b.pending[i], rows...)
+		b.pendingSize += len(rows)
 	}
 	select {
 	case b.free <- bb.data: // reuse the buffers for a later batch
 	default:
+	}
+	if b.pendingSize >= flushBytes {
+		if err := b.flush(ctx); err != nil {
+			return err
+		}
 	}
 	var buf copyBuf
 	buf.header()
@@ -295,17 +337,32 @@ func (b *bulk) Store(ctx context.Context, prepared any) error {
 	return b.copy(ctx, "bulk_item_names", []string{"restaurant_id", "name"}, buf.finish())
 }
 
-// encodeBatch writes the rows of orders as binary COPY data, one buffer per
-// bulkTables entry, with the same values Replace stores.
-// reuse, when not nil, holds buffers of an earlier batch to write into.
+// flush COPYs the gathered rows, the orders before their children.
+func (b *bulk) flush(ctx context.Context) error {
+	for i, t := range bulkTables {
+		if len(b.pending[i]) <= len(copySignature) {
+			continue
+		}
+		data := binary.BigEndian.AppendUint16(b.pending[i], 0xffff)
+		if err := b.copy(ctx, t.name, t.cols, data); err != nil {
+			return err
+		}
+		b.pending[i] = data[:0]
+	}
+	clear(b.pendingKeys)
+	b.pendingSize = 0
+	return nil
+}
+
+// encodeBatch writes the rows of orders as binary COPY tuples (no header or
+// trailer), one buffer per bulkTables entry, with the same values Replace
+// stores. reuse, when not nil, holds buffers of an earlier batch to write into.
 func encodeBatch(orders []domain.Order, reuse [][]byte) ([][]byte, [][2]string, error) {
 	bufs := make([]copyBuf, len(bulkTables))
-	rows := make([]int, len(bulkTables))
 	for i := range bufs {
 		if len(reuse) == len(bufs) {
 			bufs[i].b = reuse[i][:0]
 		}
-		bufs[i].header()
 	}
 	seenNames := map[[2]string]bool{}
 	var names [][2]string
@@ -334,7 +391,6 @@ func encodeBatch(orders []domain.Order, reuse [][]byte) ([][]byte, [][2]string, 
 			}
 		}
 		w := &bufs[0]
-		rows[0]++
 		w.tuple(len(orderColumns))
 		w.uuid(rid)
 		w.text(oid)
@@ -376,7 +432,6 @@ func encodeBatch(orders []domain.Order, reuse [][]byte) ([][]byte, [][2]string, 
 
 		for i, l := range o.Lines {
 			w := &bufs[1]
-			rows[1]++
 			w.tuple(len(lineColumns))
 			w.uuid(rid)
 			w.text(oid)
@@ -406,7 +461,6 @@ func encodeBatch(orders []domain.Order, reuse [][]byte) ([][]byte, [][2]string, 
 			w.jsonb(rates)
 			for j, opt := range l.SelectedOptions {
 				w := &bufs[2]
-				rows[2]++
 				w.tuple(len(optionColumns))
 				w.uuid(rid)
 				w.text(oid)
@@ -423,7 +477,6 @@ func encodeBatch(orders []domain.Order, reuse [][]byte) ([][]byte, [][2]string, 
 		}
 		for i, v := range o.VatRows {
 			w := &bufs[3]
-			rows[3]++
 			w.tuple(len(vatColumns))
 			w.uuid(rid)
 			w.text(oid)
@@ -436,7 +489,6 @@ func encodeBatch(orders []domain.Order, reuse [][]byte) ([][]byte, [][2]string, 
 		}
 		for i, r := range o.RefundedItems {
 			w := &bufs[4]
-			rows[4]++
 			w.tuple(len(refundColumns))
 			w.uuid(rid)
 			w.text(oid)
@@ -450,7 +502,6 @@ func encodeBatch(orders []domain.Order, reuse [][]byte) ([][]byte, [][2]string, 
 		}
 		for i, p := range o.PaymentReferences {
 			w := &bufs[5]
-			rows[5]++
 			w.tuple(len(paymentColumns))
 			w.uuid(rid)
 			w.text(oid)
@@ -471,9 +522,7 @@ func encodeBatch(orders []domain.Order, reuse [][]byte) ([][]byte, [][2]string, 
 		if bufs[i].err != nil {
 			return nil, nil, fmt.Errorf("encode %s: %w", bulkTables[i].name, bufs[i].err)
 		}
-		if rows[i] > 0 {
-			out[i] = bufs[i].finish()
-		}
+		out[i] = bufs[i].b
 	}
 	return out, names, nil
 }
