@@ -181,22 +181,19 @@ func (b *bulk) finish(ctx context.Context) error {
 	if _, err := b.tx.Exec(ctx, "SAVEPOINT bulk_keys"); err != nil {
 		return err
 	}
-	err := b.rebuild(ctx, b.indexes[0])
-	var pgErr *pgconn.PgError
-	if errors.As(err, &pgErr) && pgErr.Code == "23505" /* unique_violation */ {
-		if _, err := b.tx.Exec(ctx, "ROLLBACK TO SAVEPOINT bulk_keys"); err != nil {
-			return err
+	for i, d := range b.indexes {
+		err := b.rebuild(ctx, d)
+		var pgErr *pgconn.PgError
+		if i == 0 && errors.As(err, &pgErr) && pgErr.Code == "23505" { // unique_violation
+			if _, err := b.tx.Exec(ctx, "ROLLBACK TO SAVEPOINT bulk_keys"); err != nil {
+				return err
+			}
+			if err := b.keepLastStates(ctx); err != nil {
+				return err
+			}
+			err = b.rebuild(ctx, d)
 		}
-		if err := b.keepLastStates(ctx); err != nil {
-			return err
-		}
-		err = b.rebuild(ctx, b.indexes[0])
-	}
-	if err != nil {
-		return err
-	}
-	for _, d := range b.indexes[1:] {
-		if err := b.rebuild(ctx, d); err != nil {
+		if err != nil {
 			return err
 		}
 	}

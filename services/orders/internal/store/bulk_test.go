@@ -74,8 +74,17 @@ func fingerprint(t *testing.T, s *store.Store) string {
 }
 
 // A bulk load leaves exactly the rows, indexes and constraints the replacing
-// path leaves, an order sent again included (its last state wins).
+// path leaves, an order sent again included (its last state wins), whether
+// its states go out in one COPY or in several.
 func TestBulkLoadMatchesReplace(t *testing.T) {
+	t.Run("batches gathered", func(t *testing.T) { testBulkLoadMatchesReplace(t) })
+	t.Run("a COPY per batch", func(t *testing.T) {
+		store.SetFlushBytes(t, 1)
+		testBulkLoadMatchesReplace(t)
+	})
+}
+
+func testBulkLoadMatchesReplace(t *testing.T) {
 	ctx := context.Background()
 	var batches [][]domain.Order
 	for b := range 3 {
