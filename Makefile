@@ -22,6 +22,7 @@ FUZZ_TARGETS := gateway:./internal/server:FuzzPartnerRoutes services/orders:./in
 FUZZ_TIME ?= 20s
 BENCH ?= .
 BENCH_TIME ?= 2s
+BENCH_ORDERS ?= 1000000
 
 .PHONY: help
 help: ## List the targets
@@ -72,8 +73,8 @@ bench-modules:
 	done
 
 .PHONY: bench-orders
-bench-orders: build ## Load 1,000,000 orders, then measure every search filter class at the service and through the gateway
-	bin/loadgen orders
+bench-orders: build ## Load BENCH_ORDERS orders (default 1000000), then measure every search filter class at the service and through the gateway
+	bin/loadgen orders -orders $(BENCH_ORDERS)
 
 .PHONY: lint
 lint: $(TOOLS_BIN)/golangci-lint ## Run golangci-lint (pinned) on every module

@@ -28,7 +28,8 @@ const OrdersEndDate = "2026-11-15"
 // (United States) DST changes.
 const OrderDays = 120
 
-// BenchOrders is how many orders the bench size adds over the bench restaurants.
+// BenchOrders is how many orders the bench size adds over the bench
+// restaurants unless Generator.BenchOrderCount says otherwise.
 const BenchOrders = 1_000_000
 
 // rate is a VAT (or sales tax) rate category valid from a date, in
@@ -215,8 +216,8 @@ type orderPlan struct {
 // GenerateOrders writes months of orders for the directory's restaurants as
 // NDJSON (one Order per line), restaurant by restaurant, oldest first. Size
 // demo gives the demo restaurants a few thousand orders; size bench adds
-// BenchOrders orders over the bench restaurants. progress, when not nil, is
-// called as orders are written. The same seed writes byte-identical output.
+// BenchOrderCount (default BenchOrders) orders over the bench restaurants.
+// progress, when not nil, is called as orders are written. The same seed writes byte-identical output.
 func (g Generator) GenerateOrders(d Directory, size Size, w io.Writer, progress func(done, total int)) error {
 	plans, err := g.orderPlans(d, size)
 	if err != nil {
@@ -300,9 +301,13 @@ func (g Generator) orderPlans(d Directory, size Size) ([]orderPlan, error) {
 		plans = append(plans, orderPlan{r: r, count: OrderDays * (6 + g.Rand("orders/volume/"+r.RestaurantID).IntN(6))})
 	}
 	if size == SizeBench {
+		total := g.BenchOrderCount
+		if total <= 0 {
+			total = BenchOrders
+		}
 		for i, r := range bench {
-			n := BenchOrders / len(bench)
-			if i < BenchOrders%len(bench) {
+			n := total / len(bench)
+			if i < total%len(bench) {
 				n++
 			}
 			plans = append(plans, orderPlan{r: r, count: n})

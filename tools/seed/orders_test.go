@@ -186,6 +186,28 @@ func TestBenchPlanCounts(t *testing.T) {
 	}
 }
 
+// The bench size takes another order count; the demo restaurants keep theirs.
+func TestBenchPlanOrderCount(t *testing.T) {
+	for _, n := range []int{5_000_000, 10_000_019} {
+		g := Generator{Seed: 1, BenchOrderCount: n}
+		demo, err := g.orderPlans(g.GenerateDirectory(SizeDemo), SizeDemo)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bench, err := g.orderPlans(g.GenerateDirectory(SizeBench), SizeBench)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := 0
+		for _, p := range bench[len(demo):] {
+			got += p.count
+		}
+		if len(bench) != len(demo)+BenchRestaurants || got != n {
+			t.Fatalf("bench plans %d orders over %d bench restaurants, want %d", got, len(bench)-len(demo), n)
+		}
+	}
+}
+
 func TestLoadOrdersBatches(t *testing.T) {
 	var mu sync.Mutex
 	var lines, posts int

@@ -11,6 +11,10 @@ import (
 // Generator holds the seeded random source every part of the data set draws from.
 type Generator struct {
 	Seed uint64
+	// BenchOrderCount is how many orders the bench size adds over the bench
+	// restaurants (their days stay the same, each day gets more orders);
+	// 0 means BenchOrders.
+	BenchOrderCount int
 }
 
 // Rand returns a random source for one named part of the data set, so parts

@@ -4,9 +4,9 @@
 //
 //	loadgen gateway   GET /v1/restaurants through the gateway, at identity directly
 //	                  and through nginx: max throughput and p50/p99 at a fixed rate
-//	loadgen orders    loads the bench data set (1,000,000 orders), then p50/p99 of
-//	                  every search filter class and of order details, at the orders
-//	                  service and through the gateway
+//	loadgen orders    loads the bench data set (1,000,000 orders; -orders N for
+//	                  another count), then p50/p99 of every search filter class and
+//	                  of order details, at the orders service and through the gateway
 //
 // Run from the repository root after make build (binaries are read from bin/).
 // See docs/performance.md.

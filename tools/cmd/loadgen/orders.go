@@ -39,6 +39,7 @@ type ordersFlags struct {
 	requests int
 	warmup   int
 	keep     bool
+	orders   int
 }
 
 // restaurant is a bench restaurant with what the service needs to answer it.
@@ -89,8 +90,12 @@ func runOrders(ctx context.Context, args []string) error {
 	fs.IntVar(&f.requests, "requests", 300, "sequential requests per class and target")
 	fs.IntVar(&f.warmup, "warmup", 30, "unmeasured requests per class and target before the measured ones")
 	fs.BoolVar(&f.keep, "keep", false, "keep the data folder")
+	fs.IntVar(&f.orders, "orders", seed.BenchOrders, "orders over the bench restaurants (bin/seed --bench-orders); more orders per restaurant and day, same dates")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if f.orders < 1 {
+		return errors.New("-orders must be at least 1")
 	}
 	bin, err := filepath.Abs(f.bin)
 	if err != nil {
@@ -112,8 +117,10 @@ func runOrders(ctx context.Context, args []string) error {
 	} else {
 		defer os.RemoveAll(dir)
 	}
-	if free := freeBytes(dir); free >= 0 && free < 8<<30 {
-		return fmt.Errorf("%s has %.1f GB free; the bench data set needs about 8 GB (use --data)", dir, float64(free)/(1<<30))
+	// About 4.5 GB while loading a million orders; the database grows with the orders.
+	need := int64(3<<30) + int64(f.orders)*(5<<30)/1_000_000
+	if free := freeBytes(dir); free >= 0 && free < need {
+		return fmt.Errorf("%s has %.1f GB free; the bench data set needs about %.0f GB (use --data)", dir, float64(free)/(1<<30), float64(need)/(1<<30))
 	}
 
 	// A fresh Postgres of our own (fsync off: this measures queries, not durability).
@@ -131,18 +138,18 @@ func runOrders(ctx context.Context, args []string) error {
 	count, err := countOrders(ctx, dbURL)
 	var importLine string
 	if err == nil && count > 0 {
-		importLine = fmt.Sprintf("reused the %d orders already loaded in %s (no import timed)", count, dir)
+		importLine = fmt.Sprintf("reused the %d orders already loaded in %s (no import timed; -orders does not apply)", count, dir)
 	} else {
 		loadStart := loadgen.Load()
-		took, err := importBench(ctx, bin, dbURL)
+		took, err := importBench(ctx, bin, dbURL, f.orders)
 		if err != nil {
 			return err
 		}
 		if count, err = countOrders(ctx, dbURL); err != nil {
 			return err
 		}
-		importLine = fmt.Sprintf("bin/seed --size bench --orders-out - | bin/orders import: %d orders in %s (%.0f orders/s; load before %s, after %s)",
-			count, took.Round(100*time.Millisecond), float64(count)/took.Seconds(), loadStart, loadgen.Load())
+		importLine = fmt.Sprintf("bin/seed --size bench --bench-orders %d --orders-out - | bin/orders import: %d orders in %s (%.0f orders/s; load before %s, after %s)",
+			f.orders, count, took.Round(100*time.Millisecond), float64(count)/took.Seconds(), loadStart, loadgen.Load())
 	}
 	logf("%s", importLine)
 
@@ -256,7 +263,7 @@ func runOrders(ctx context.Context, args []string) error {
 			logf("%-18s %-7s p50 %s ms  p99 %s ms  (load %s)", cl.name, via, loadgen.Ms(run.lat.Quantile(0.5)), loadgen.Ms(run.lat.Quantile(0.99)), run.load)
 		}
 	}
-	reportOrders(os.Stdout, importLine, f, classes)
+	reportOrders(os.Stdout, importLine, count, f, classes)
 	for _, cl := range classes {
 		for via, run := range cl.via {
 			if run.failed > 0 {
@@ -399,9 +406,9 @@ func buildClasses(rs []*restaurant, rnd *rand.Rand, first, last time.Time, n int
 	return out
 }
 
-func reportOrders(w io.Writer, importLine string, f ordersFlags, classes []*class) {
+func reportOrders(w io.Writer, importLine string, orders int64, f ordersFlags, classes []*class) {
 	host, _ := os.Hostname()
-	fmt.Fprintf(w, "\nOrders at 1M (%s, %d CPUs)\n%s\n\n", host, numCPU(), importLine)
+	fmt.Fprintf(w, "\nOrders at %.1fM (%s, %d CPUs)\n%s\n\n", float64(orders)/1e6, host, numCPU(), importLine)
 	fmt.Fprintf(w, "%d sequential requests per class and target (after %d unmeasured; each request at both, alternating which goes first),\n"+
 		"over the 20 bench restaurants, parameters drawn from orders the service returned; 31-day windows where the filter needs one\n\n", f.requests, f.warmup)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -433,8 +440,8 @@ func reportOrders(w io.Writer, importLine string, f ordersFlags, classes []*clas
 }
 
 // importBench pipes bin/seed --size bench --orders-out - into bin/orders import.
-func importBench(ctx context.Context, bin, dbURL string) (time.Duration, error) {
-	gen := exec.CommandContext(ctx, filepath.Join(bin, "seed"), "--size", "bench", "--orders-out", "-")
+func importBench(ctx context.Context, bin, dbURL string, orders int) (time.Duration, error) {
+	gen := exec.CommandContext(ctx, filepath.Join(bin, "seed"), "--size", "bench", "--bench-orders", fmt.Sprint(orders), "--orders-out", "-")
 	imp := exec.CommandContext(ctx, filepath.Join(bin, "orders"), "import")
 	imp.Env = append(withoutEnv("DATABASE_URL"), "DATABASE_URL="+dbURL)
 	pipe, err := gen.StdoutPipe()
@@ -443,7 +450,7 @@ func importBench(ctx context.Context, bin, dbURL string) (time.Duration, error) 
 	}
 	imp.Stdin = pipe
 	gen.Stderr, imp.Stdout, imp.Stderr = os.Stderr, os.Stderr, os.Stderr
-	logf("loading the bench data set: bin/seed --size bench --orders-out - | bin/orders import (takes minutes)")
+	logf("loading the bench data set: bin/seed --size bench --bench-orders %d --orders-out - | bin/orders import (takes minutes)", orders)
 	start := time.Now()
 	if err := gen.Start(); err != nil {
 		return 0, err

@@ -3,6 +3,7 @@
 //
 //	seed [--seed 42] [--size demo|bench] --identity-url URL --orders-url URL
 //	seed --size bench --orders-out orders.ndjson   (then: orders import --file orders.ndjson)
+//	seed --size bench --bench-orders 5000000 --orders-out -   (a larger bench data set)
 //
 // --identity-url is identity's internal listener (INTERNAL_HTTP_ADDR), where
 // the admin API is. ADMIN_TOKEN (identity's admin API) and INGEST_TOKEN
@@ -33,13 +34,17 @@ func run(ctx context.Context, args []string) error {
 	identityURL := fs.String("identity-url", "http://127.0.0.1:9081", "base URL of identity's internal listener, where the admin API is (empty: skip the directory)")
 	ordersURL := fs.String("orders-url", "http://127.0.0.1:8082", "orders service base URL (empty: skip loading orders)")
 	ordersOut := fs.String("orders-out", "", "write the orders as NDJSON to this file ('-' for stdout) instead of loading them")
+	benchOrders := fs.Int("bench-orders", seed.BenchOrders, "orders over the bench restaurants (size bench)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if *size != string(seed.SizeDemo) && *size != string(seed.SizeBench) {
 		return errors.New("--size must be demo or bench")
 	}
-	g := seed.Generator{Seed: *seedValue}
+	if *benchOrders < 1 {
+		return errors.New("--bench-orders must be at least 1")
+	}
+	g := seed.Generator{Seed: *seedValue, BenchOrderCount: *benchOrders}
 	dir := g.GenerateDirectory(seed.Size(*size))
 	if *identityURL != "" && *ordersOut == "" {
 		if err := loadDirectory(ctx, g, dir, *identityURL); err != nil {

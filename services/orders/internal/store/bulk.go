@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/stdlib"
 	"partnerapi.dev/pkg/bizdate"
 	"partnerapi.dev/services/orders/internal/domain"
@@ -43,6 +44,10 @@ var bulkTables = []struct {
 // rebuilds the indexes exactly as the catalog defined them and commits.
 // Readers wait for the commit (the tables are locked); any error, in fn or
 // after, rolls everything back to the empty schema.
+//
+// Memory does not grow with the input: no key of a stored order is kept in
+// the process. An order sent again is found by the rebuilt primary key and
+// its last state wins, as with the replacing path.
 func (s *Store) BulkLoad(ctx context.Context, fn func(domain.BatchSink) error) error {
 	conn, err := s.DB.Conn(ctx)
 	if err != nil {
@@ -52,7 +57,8 @@ func (s *Store) BulkLoad(ctx context.Context, fn func(domain.BatchSink) error) e
 	return conn.Raw(func(dc any) error {
 		pc := dc.(*stdlib.Conn).Conn()
 		return pgx.BeginFunc(ctx, pc, func(tx pgx.Tx) error {
-			b := &bulk{tx: tx, free: make(chan [][]byte, 8), seed: maphash.MakeSeed(), seen: map[uint64]struct{}{}, names: map[[2]string]bool{}, later: map[[2]string]domain.Order{}}
+			b := &bulk{tx: tx, free: make(chan [][]byte, 4), names: map[[2]string]bool{},
+				seed: maphash.MakeSeed(), pendingKeys: map[uint64]struct{}{}, pending: make([][]byte, len(bulkTables))}
 			if err := b.begin(ctx); err != nil {
 				return err
 			}
@@ -70,15 +76,26 @@ type indexDef struct {
 	kind              string // "p" or "u"
 }
 
+// maxRecentNames bounds the names a load remembers having staged: past it the
+// memory starts over (a name staged twice is merged at the end anyway).
+const maxRecentNames = 100_000
+
+// flushBytes is how much COPY data the load gathers from its batches before
+// sending it: a COPY statement has a fixed cost, so a few MB per statement
+// keep small batches (small memory) as fast as large ones. A variable for
+// the tests.
+var flushBytes = 8 << 20
+
 type bulk struct {
 	tx      pgx.Tx
-	free    chan [][]byte // COPY buffers to reuse
-	seed    maphash.Seed
-	seen    map[uint64]struct{}        // hashes of the (restaurant, order) keys COPYed
-	later   map[[2]string]domain.Order // orders seen again: replaced at the end
-	names   map[[2]string]bool         // (restaurant, lower-cased name) stored
-	newName [][2]string                // names to COPY at the end
+	free    chan [][]byte      // COPY buffers to reuse
+	names   map[[2]string]bool // (restaurant, lower-cased name) staged lately
 	indexes []indexDef
+
+	seed        maphash.Seed
+	pending     [][]byte            // gathered COPY rows per bulkTables entry
+	pendingKeys map[uint64]struct{} // hashes of the orders in pending
+	pendingSize int
 }
 
 func (b *bulk) begin(ctx context.Context) error {
@@ -116,7 +133,7 @@ func (b *bulk) begin(ctx context.Context) error {
 		JOIN pg_class ic ON ic.oid = i.indexrelid
 		LEFT JOIN pg_constraint c ON c.conindid = i.indexrelid AND c.conrelid = t.oid
 		WHERE t.relnamespace = current_schema()::regnamespace AND t.relname = ANY($1)
-		ORDER BY t.relname, ic.relname`, all[:len(bulkTables)])
+		ORDER BY t.relname <> 'orders' OR c.contype IS DISTINCT FROM 'p', t.relname, ic.relname`, all[:len(bulkTables)])
 	if err != nil {
 		return err
 	}
@@ -142,6 +159,8 @@ func (b *bulk) begin(ctx context.Context) error {
 	// Emptied in this transaction, the tables take COPY FREEZE: rows are
 	// written frozen and all-visible, so index-only scans work at once.
 	fmt.Fprintf(&ddl, "TRUNCATE %s;", strings.Join(all, ", "))
+	// Item names are staged without an index and merged once at the end.
+	ddl.WriteString("CREATE TEMP TABLE bulk_item_names (LIKE order_item_names) ON COMMIT DROP;")
 	ddl.WriteString("SET LOCAL maintenance_work_mem = '1GB';")
 	if _, err := b.tx.Exec(ctx, ddl.String()); err != nil {
 		return fmt.Errorf("prepare the bulk load: %w", err)
@@ -151,56 +170,72 @@ func (b *bulk) begin(ctx context.Context) error {
 
 func ident(s string) string { return pgx.Identifier{s}.Sanitize() }
 
-// finish rebuilds the indexes, replaces the orders that came more than once
-// and stores the item names.
+// finish rebuilds the indexes (first removing the earlier states of the
+// orders that came more than once) and stores the item names.
 func (b *bulk) finish(ctx context.Context) error {
-	// Plain and primary-key indexes first, then constraints on them.
-	for _, d := range b.indexes {
-		if _, err := b.tx.Exec(ctx, d.def); err != nil {
-			return fmt.Errorf("rebuild index %s: %w", d.index, err)
-		}
-		if d.kind == "p" || d.kind == "u" {
-			kind := map[string]string{"p": "PRIMARY KEY", "u": "UNIQUE"}[d.kind]
-			if _, err := b.tx.Exec(ctx, fmt.Sprintf("ALTER TABLE %s ADD CONSTRAINT %s %s USING INDEX %s",
-				ident(d.table), ident(d.constraint), kind, ident(d.index))); err != nil {
-				return fmt.Errorf("rebuild constraint %s: %w", d.constraint, err)
-			}
-		}
+	if err := b.flush(ctx); err != nil {
+		return err
 	}
-	if len(b.newName) > 0 {
-		var buf copyBuf
-		buf.header()
-		for _, n := range b.newName {
-			buf.tuple(2)
-			buf.uuid(n[0])
-			buf.text(n[1])
+	// The orders primary key is built first, in a savepoint: it is what
+	// finds an order sent twice, without the load keeping every key.
+	if _, err := b.tx.Exec(ctx, "SAVEPOINT bulk_keys"); err != nil {
+		return err
+	}
+	for i, d := range b.indexes {
+		err := b.rebuild(ctx, d)
+		var pgErr *pgconn.PgError
+		if i == 0 && errors.As(err, &pgErr) && pgErr.Code == "23505" { // unique_violation
+			if _, err := b.tx.Exec(ctx, "ROLLBACK TO SAVEPOINT bulk_keys"); err != nil {
+				return err
+			}
+			if err := b.keepLastStates(ctx); err != nil {
+				return err
+			}
+			err = b.rebuild(ctx, d)
 		}
-		if err := b.copy(ctx, "order_item_names", []string{"restaurant_id", "name"}, buf.finish()); err != nil {
+		if err != nil {
 			return err
 		}
 	}
-	if len(b.later) > 0 {
-		// The few orders sent again take the replacing upsert, now that the
-		// keys are indexed.
-		later := make([]domain.Order, 0, len(b.later))
-		for _, o := range b.later {
-			later = append(later, o)
+	if _, err := b.tx.Exec(ctx, `INSERT INTO order_item_names (restaurant_id, name)
+		SELECT DISTINCT restaurant_id, name FROM bulk_item_names ORDER BY 1, 2`); err != nil {
+		return fmt.Errorf("store item names: %w", err)
+	}
+	return nil
+}
+
+// rebuild creates one dropped index, and its constraint.
+func (b *bulk) rebuild(ctx context.Context, d indexDef) error {
+	if _, err := b.tx.Exec(ctx, d.def); err != nil {
+		return fmt.Errorf("rebuild index %s: %w", d.index, err)
+	}
+	if d.kind == "p" || d.kind == "u" {
+		kind := map[string]string{"p": "PRIMARY KEY", "u": "UNIQUE"}[d.kind]
+		if _, err := b.tx.Exec(ctx, fmt.Sprintf("ALTER TABLE %s ADD CONSTRAINT %s %s USING INDEX %s",
+			ident(d.table), ident(d.constraint), kind, ident(d.index))); err != nil {
+			return fmt.Errorf("rebuild constraint %s: %w", d.constraint, err)
 		}
-		slices.SortFunc(later, func(x, y domain.Order) int {
-			return strings.Compare(x.RestaurantID+"\x00"+x.OrderID, y.RestaurantID+"\x00"+y.OrderID)
-		})
-		for part := range slices.Chunk(later, 10000) {
-			stages := newStages()
-			names := map[[2]string]bool{}
-			for _, o := range part {
-				if err := appendRows(stages, o, names); err != nil {
-					return err
-				}
-			}
-			if err := replaceTx(ctx, b.tx, stages, len(part), false); err != nil {
-				return err
-			}
-		}
+	}
+	return nil
+}
+
+// keepLastStates deletes every state of an order but the last one sent.
+// Each COPY is its own command of the transaction and PostgreSQL stamps its
+// rows with that command id (cmin); rows are COPYed in input order, the
+// orders before their children, one state of an order per flush, so the
+// last state of an order is its order row with the highest cmin and the
+// child rows COPYed after it.
+func (b *bulk) keepLastStates(ctx context.Context) error {
+	var q strings.Builder
+	q.WriteString(`CREATE TEMP TABLE bulk_last_states ON COMMIT DROP AS
+		SELECT restaurant_id, order_id, max(cmin::text::bigint) AS last FROM orders
+		GROUP BY restaurant_id, order_id HAVING count(*) > 1;`)
+	for _, t := range bulkTables {
+		fmt.Fprintf(&q, `DELETE FROM %s t USING bulk_last_states l
+			WHERE t.restaurant_id = l.restaurant_id AND t.order_id = l.order_id AND t.cmin::text::bigint < l.last;`, ident(t.name))
+	}
+	if _, err := b.tx.Exec(ctx, q.String()); err != nil {
+		return fmt.Errorf("keep the last state of orders sent again: %w", err)
 	}
 	return nil
 }
@@ -215,26 +250,21 @@ func (b *bulk) copy(ctx context.Context, table string, cols []string, data []byt
 
 // bulkBatch is one batch encoded for binary COPY.
 type bulkBatch struct {
-	orders []domain.Order
-	keys   []uint64
-	names  [][2]string // distinct (restaurant, lower-cased line name)
-	data   [][]byte    // COPY data per bulkTables entry, nil when no row
-}
-
-func (b *bulk) key(o domain.Order) uint64 {
-	var h maphash.Hash
-	h.SetSeed(b.seed)
-	h.WriteString(o.RestaurantID)
-	h.WriteByte(0)
-	h.WriteString(o.OrderID)
-	return h.Sum64()
+	keys  []uint64    // hashes of the orders' (restaurant, order) keys
+	names [][2]string // distinct (restaurant, lower-cased line name)
+	data  [][]byte    // COPY rows per bulkTables entry
 }
 
 // Prepare encodes a batch (distinct orders) on a parsing worker.
 func (b *bulk) Prepare(orders []domain.Order) (any, error) {
-	bb := &bulkBatch{orders: orders, keys: make([]uint64, len(orders))}
+	bb := &bulkBatch{keys: make([]uint64, len(orders))}
 	for i, o := range orders {
-		bb.keys[i] = b.key(o)
+		var h maphash.Hash
+		h.SetSeed(b.seed)
+		h.WriteString(o.RestaurantID)
+		h.WriteByte(0)
+		h.WriteString(o.OrderID)
+		bb.keys[i] = h.Sum64()
 	}
 	var bufs [][]byte
 	select {
@@ -246,67 +276,90 @@ func (b *bulk) Prepare(orders []domain.Order) (any, error) {
 	return bb, err
 }
 
-// Store COPYs a prepared batch. An order whose key was COPYed before is held
-// back and replaced at the end (last state wins).
+// Store gathers a prepared batch's rows, in input order, COPYing them when
+// enough are gathered, then stages the item names not staged lately.
 func (b *bulk) Store(ctx context.Context, prepared any) error {
 	bb := prepared.(*bulkBatch)
-	again := false
 	for _, k := range bb.keys {
-		if _, ok := b.seen[k]; ok {
-			again = true
+		if _, ok := b.pendingKeys[k]; ok {
+			// An order sent again: its earlier state goes in an earlier COPY.
+			if err := b.flush(ctx); err != nil {
+				return err
+			}
 			break
 		}
 	}
-	if again {
-		var keep []domain.Order
-		for i, o := range bb.orders {
-			if _, ok := b.seen[bb.keys[i]]; ok {
-				b.later[[2]string{o.RestaurantID, o.OrderID}] = o
-				continue
-			}
-			keep = append(keep, o)
-		}
-		data, _, err := encodeBatch(keep, nil)
-		if err != nil {
-			return err
-		}
-		bb.data = data
-	}
 	for _, k := range bb.keys {
-		b.seen[k] = struct{}{}
+		b.pendingKeys[k] = struct{}{}
 	}
-	for i, t := range bulkTables {
-		if bb.data[i] == nil {
-			continue
+	for i, rows := range bb.data {
+		if len(b.pending[i]) == 0 {
+			b.pending[i] = append(b.pending[i], copySignature...)
 		}
-		if err := b.copy(ctx, t.name, t.cols, bb.data[i]); err != nil {
-			return err
-		}
+		b.pending[i] = append(b.pending[i], rows...)
+		b.pendingSize += len(rows)
 	}
 	select {
 	case b.free <- bb.data: // reuse the buffers for a later batch
 	default:
 	}
-	for _, n := range bb.names {
-		if !b.names[n] {
-			b.names[n] = true
-			b.newName = append(b.newName, n)
+	if b.pendingSize >= flushBytes {
+		if err := b.flush(ctx); err != nil {
+			return err
 		}
 	}
+	var buf copyBuf
+	buf.header()
+	n := 0
+	for _, name := range bb.names {
+		if b.names[name] {
+			continue
+		}
+		if len(b.names) >= maxRecentNames {
+			clear(b.names)
+		}
+		// Cloned: the batch's strings share the whole input chunk.
+		b.names[[2]string{strings.Clone(name[0]), strings.Clone(name[1])}] = true
+		buf.tuple(2)
+		buf.uuid(name[0])
+		buf.text(name[1])
+		n++
+	}
+	if n == 0 {
+		return nil
+	}
+	if buf.err != nil {
+		return fmt.Errorf("encode item names: %w", buf.err)
+	}
+	return b.copy(ctx, "bulk_item_names", []string{"restaurant_id", "name"}, buf.finish())
+}
+
+// flush COPYs the gathered rows, the orders before their children.
+func (b *bulk) flush(ctx context.Context) error {
+	for i, t := range bulkTables {
+		if len(b.pending[i]) <= len(copySignature) {
+			continue
+		}
+		data := binary.BigEndian.AppendUint16(b.pending[i], 0xffff)
+		if err := b.copy(ctx, t.name, t.cols, data); err != nil {
+			return err
+		}
+		b.pending[i] = data[:0]
+	}
+	clear(b.pendingKeys)
+	b.pendingSize = 0
 	return nil
 }
 
-// encodeBatch writes the rows of orders as binary COPY data, one buffer per
-// bulkTables entry, with the same values Replace stores.
-// reuse, when not nil, holds buffers of an earlier batch to write into.
+// encodeBatch writes the rows of orders as binary COPY tuples (no header or
+// trailer), one buffer per bulkTables entry, with the same values Replace
+// stores. reuse, when not nil, holds buffers of an earlier batch to write into.
 func encodeBatch(orders []domain.Order, reuse [][]byte) ([][]byte, [][2]string, error) {
 	bufs := make([]copyBuf, len(bulkTables))
-	rows := make([]int, len(bulkTables))
 	for i := range bufs {
 		if len(reuse) == len(bufs) {
 			bufs[i].b = reuse[i][:0]
 		}
-		bufs[i].header()
 	}
 	seenNames := map[[2]string]bool{}
 	var names [][2]string
@@ -335,7 +388,6 @@ func encodeBatch(orders []domain.Order, reuse [][]byte) ([][]byte, [][2]string, 
 			}
 		}
 		w := &bufs[0]
-		rows[0]++
 		w.tuple(len(orderColumns))
 		w.uuid(rid)
 		w.text(oid)
@@ -377,7 +429,6 @@ func encodeBatch(orders []domain.Order, reuse [][]byte) ([][]byte, [][2]string, 
 
 		for i, l := range o.Lines {
 			w := &bufs[1]
-			rows[1]++
 			w.tuple(len(lineColumns))
 			w.uuid(rid)
 			w.text(oid)
@@ -407,7 +458,6 @@ func encodeBatch(orders []domain.Order, reuse [][]byte) ([][]byte, [][2]string, 
 			w.jsonb(rates)
 			for j, opt := range l.SelectedOptions {
 				w := &bufs[2]
-				rows[2]++
 				w.tuple(len(optionColumns))
 				w.uuid(rid)
 				w.text(oid)
@@ -424,7 +474,6 @@ func encodeBatch(orders []domain.Order, reuse [][]byte) ([][]byte, [][2]string, 
 		}
 		for i, v := range o.VatRows {
 			w := &bufs[3]
-			rows[3]++
 			w.tuple(len(vatColumns))
 			w.uuid(rid)
 			w.text(oid)
@@ -437,7 +486,6 @@ func encodeBatch(orders []domain.Order, reuse [][]byte) ([][]byte, [][2]string, 
 		}
 		for i, r := range o.RefundedItems {
 			w := &bufs[4]
-			rows[4]++
 			w.tuple(len(refundColumns))
 			w.uuid(rid)
 			w.text(oid)
@@ -451,7 +499,6 @@ func encodeBatch(orders []domain.Order, reuse [][]byte) ([][]byte, [][2]string, 
 		}
 		for i, p := range o.PaymentReferences {
 			w := &bufs[5]
-			rows[5]++
 			w.tuple(len(paymentColumns))
 			w.uuid(rid)
 			w.text(oid)
@@ -472,9 +519,7 @@ func encodeBatch(orders []domain.Order, reuse [][]byte) ([][]byte, [][2]string, 
 		if bufs[i].err != nil {
 			return nil, nil, fmt.Errorf("encode %s: %w", bulkTables[i].name, bufs[i].err)
 		}
-		if rows[i] > 0 {
-			out[i] = bufs[i].finish()
-		}
+		out[i] = bufs[i].b
 	}
 	return out, names, nil
 }

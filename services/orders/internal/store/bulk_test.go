@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -73,8 +74,17 @@ func fingerprint(t *testing.T, s *store.Store) string {
 }
 
 // A bulk load leaves exactly the rows, indexes and constraints the replacing
-// path leaves, an order sent again included (its last state wins).
+// path leaves, an order sent again included (its last state wins), whether
+// its states go out in one COPY or in several.
 func TestBulkLoadMatchesReplace(t *testing.T) {
+	t.Run("batches gathered", func(t *testing.T) { testBulkLoadMatchesReplace(t) })
+	t.Run("a COPY per batch", func(t *testing.T) {
+		store.SetFlushBytes(t, 1)
+		testBulkLoadMatchesReplace(t)
+	})
+}
+
+func testBulkLoadMatchesReplace(t *testing.T) {
 	ctx := context.Background()
 	var batches [][]domain.Order
 	for b := range 3 {
@@ -217,5 +227,64 @@ func TestIngestionDuringBulkLoadWaits(t *testing.T) {
 	var n, refunded int
 	if err := s.DB.QueryRow(`SELECT count(*), count(*) FILTER (WHERE status = 'refunded') FROM orders`).Scan(&n, &refunded); err != nil || n != 3 || refunded != 1 {
 		t.Fatalf("%d orders, %d refunded (%v); want 3 and 1", n, refunded, err)
+	}
+}
+
+// A bulk load keeps nothing per stored order in the process: the live heap's
+// high-water mark (after each batch) during a load of 4N orders is the one of
+// a load of N orders.
+func TestBulkLoadMemoryDoesNotGrowWithInput(t *testing.T) {
+	if testing.Short() {
+		t.Skip("loads 150,000 orders")
+	}
+	ctx := context.Background()
+	const n, batch = 30_000, 1_000
+	// Small COPYs, so the rows gathered for the next one do not hide what
+	// the load might keep.
+	store.SetFlushBytes(t, 64<<10)
+	menu := []string{"Soup", "Cake", "Tea", "Coffee", "Salad", "Burger", "Fries", "Pasta", "Pizza", "Water"}
+	liveHeap := func(orders int) uint64 {
+		s := openStore(t)
+		var live uint64
+		measure := func() {
+			runtime.GC()
+			var m runtime.MemStats
+			runtime.ReadMemStats(&m)
+			live = max(live, m.HeapAlloc)
+		}
+		err := s.BulkLoad(ctx, func(sink domain.BatchSink) error {
+			for first := 0; first < orders; first += batch {
+				part := make([]domain.Order, 0, batch)
+				for i := first; i < first+batch; i++ {
+					o := sampleOrder(fmt.Sprintf("order-%07d", i), "paid", menu[i%len(menu)], menu[(i/7)%len(menu)])
+					o.RestaurantID = fmt.Sprintf("00000000-0000-4000-8000-%012d", i%4)
+					part = append(part, o)
+				}
+				p, err := sink.Prepare(part)
+				if err != nil {
+					return err
+				}
+				if err := sink.Store(ctx, p); err != nil {
+					return err
+				}
+				measure() // everything the load keeps is reachable from here
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var stored int
+		if err := s.DB.QueryRow(`SELECT count(*) FROM orders`).Scan(&stored); err != nil || stored != orders {
+			t.Fatalf("%d orders stored (%v), want %d", stored, err, orders)
+		}
+		return live
+	}
+	liveHeap(batch) // the first load also sets up the test database and connections
+	small, large := liveHeap(n), liveHeap(4*n)
+	t.Logf("live heap high-water mark: %d KiB for %d orders, %d KiB for %d", small>>10, n, large>>10, 4*n)
+	// Growing by even 8 bytes per order would add 720 KiB.
+	if large > small+256<<10 {
+		t.Fatalf("the live heap grew from %d KiB to %d KiB with 3N more orders", small>>10, large>>10)
 	}
 }

@@ -332,9 +332,15 @@ func (s *Store) Search(ctx context.Context, f domain.Filter) (domain.Page, error
 	limit := fmt.Sprintf(" LIMIT %d", f.Limit+1)
 	var orders []domain.Order
 	var err error
-	if f.ItemName == nil {
+	switch {
+	case f.ItemName == nil && (f.MinTotalMinor != nil || f.MaxTotalMinor != nil):
+		// An amount range matches orders all over the history: the page's
+		// keys come from orders_total alone, then only the page is read.
+		orders, err = s.queryOrders(ctx, f.RestaurantID, summarySelect+" WHERE (restaurant_id, order_id) IN (SELECT restaurant_id, order_id FROM orders WHERE "+
+			strings.Join(where, " AND ")+order+limit+")"+order, args)
+	case f.ItemName == nil:
 		orders, err = s.queryOrders(ctx, f.RestaurantID, summarySelect+" WHERE "+strings.Join(where, " AND ")+order+limit, args)
-	} else {
+	default:
 		orders, err = s.searchItemName(ctx, f, where, args)
 	}
 	if err != nil {
