@@ -12,6 +12,11 @@ const (
 	StateSuspended   = "suspended"
 )
 
+// SecretManagedExternallyAnnotation, set to "true" on a PartnerClient, says its
+// Secret is written by something else (External Secrets, sealed secrets): the
+// operator waits for it instead of generating one.
+const SecretManagedExternallyAnnotation = "partners.partnerapi.dev/secret-managed-externally"
+
 // Condition types.
 const (
 	// ConditionReady is True when identity holds the client exactly as the spec says.
@@ -85,6 +90,10 @@ type PartnerClientStatus struct {
 	// IdentityStatus is the client's status in identity (approved, suspended).
 	// +optional
 	IdentityStatus string `json:"identityStatus,omitempty"`
+	// SecretVersion is the uid/resourceVersion of the Secret whose value identity
+	// holds (never the value).
+	// +optional
+	SecretVersion string `json:"secretVersion,omitempty"`
 	// LastReconcileTime is when identity was last compared with the spec.
 	// +optional
 	LastReconcileTime *metav1.Time `json:"lastReconcileTime,omitempty"`

@@ -32,7 +32,10 @@ type Config struct {
 	IdentityAdminURL string        `env:"IDENTITY_ADMIN_URL, default=http://127.0.0.1:9081"`
 	AdminToken       config.Secret `env:"ADMIN_TOKEN"`
 	Resync           time.Duration `env:"RESYNC_INTERVAL, default=5m"`
-	LeaderElection   bool          `env:"LEADER_ELECTION, default=true"`
+	// SecretOverlap: how long a confidential client's previous secret keeps working
+	// after its Secret changed.
+	SecretOverlap  time.Duration `env:"SECRET_OVERLAP, default=1h"`
+	LeaderElection bool          `env:"LEADER_ELECTION, default=true"`
 	// LeaderElectionNamespace is where the Lease lives (the pod's namespace in a cluster).
 	LeaderElectionNamespace string `env:"POD_NAMESPACE"`
 }
@@ -45,6 +48,9 @@ func (c *Config) Validate() error {
 	}
 	if c.IdentityAdminURL == "" {
 		errs = append(errs, errors.New("IDENTITY_ADMIN_URL is required"))
+	}
+	if c.SecretOverlap < 0 || c.SecretOverlap > 7*24*time.Hour {
+		errs = append(errs, errors.New("SECRET_OVERLAP must be between 0 and 168h"))
 	}
 	if c.Resync <= 0 {
 		errs = append(errs, errors.New("RESYNC_INTERVAL must be a positive duration"))
@@ -91,10 +97,11 @@ func run(ctx context.Context) error {
 		return err
 	}
 	if err := (&controller.PartnerClientReconciler{
-		Client:   mgr.GetClient(),
-		Identity: identityadmin.New(cfg.IdentityAdminURL, cfg.AdminToken.Reveal()),
-		Recorder: mgr.GetEventRecorder("partneroperator"),
-		Resync:   cfg.Resync,
+		Client:        mgr.GetClient(),
+		Identity:      identityadmin.New(cfg.IdentityAdminURL, cfg.AdminToken.Reveal()),
+		Recorder:      mgr.GetEventRecorder("partneroperator"),
+		Resync:        cfg.Resync,
+		SecretOverlap: cfg.SecretOverlap,
 	}).SetupWithManager(mgr); err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package controller_test
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"slices"
 	"strings"
@@ -132,6 +133,75 @@ func TestPartnerClients(t *testing.T) {
 		if len(grants) != 1 || grants[0].ID != grantID || grants[0].Status != "revoked" {
 			t.Errorf("grants after delete = %+v, want %s revoked", grants, grantID)
 		}
+	})
+
+	t.Run("confidential: Secret generated, owned, and its value is the client's secret", func(t *testing.T) {
+		conf := confidential(ns, "kitchen", "kitchen-sync", "kitchen-secret", false)
+		if err := k8s.Create(ctx, conf); err != nil {
+			t.Fatal(err)
+		}
+		got := waitReady(t, k8s, client.ObjectKeyFromObject(conf))
+		if c := meta.FindStatusCondition(got.Status.Conditions, partnersv1alpha1.ConditionSecretReady); c == nil || c.Status != metav1.ConditionTrue || c.Reason != controller.ReasonSecretApplied {
+			t.Errorf("SecretReady = %+v, want True SecretApplied", c)
+		}
+		var s corev1.Secret
+		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "kitchen-secret"}, &s); err != nil {
+			t.Fatal(err)
+		}
+		if len(s.OwnerReferences) != 1 || s.OwnerReferences[0].Kind != "PartnerClient" || s.OwnerReferences[0].Name != "kitchen" {
+			t.Errorf("Secret owners = %+v, want the PartnerClient kitchen", s.OwnerReferences)
+		}
+		value := string(s.Data[controller.DefaultSecretKey])
+		if !idp.authenticates(t, "kitchen-sync", value) || idp.authenticates(t, "kitchen-sync", value+"x") {
+			t.Error("identity must accept the Secret's value, and only it")
+		}
+		assertNoSecretIn(t, k8s, ns, client.ObjectKeyFromObject(conf), value)
+	})
+
+	t.Run("confidential, Secret managed externally: awaited, then applied, then rotated with overlap", func(t *testing.T) {
+		conf := confidential(ns, "till", "till-pos", "till-secret", true)
+		key := client.ObjectKeyFromObject(conf)
+		if err := k8s.Create(ctx, conf); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, "SecretReady=False SecretAwaited", func() bool {
+			var got partnersv1alpha1.PartnerClient
+			if k8s.Get(ctx, key, &got) != nil {
+				return false
+			}
+			c := meta.FindStatusCondition(got.Status.Conditions, partnersv1alpha1.ConditionSecretReady)
+			r := meta.FindStatusCondition(got.Status.Conditions, partnersv1alpha1.ConditionReady)
+			return c != nil && c.Status == metav1.ConditionFalse && c.Reason == controller.ReasonSecretAwaited &&
+				r != nil && r.Status == metav1.ConditionFalse
+		})
+		if _, err := admin.Get(ctx, "till-pos"); !errors.Is(err, identityadmin.ErrNotFound) {
+			t.Errorf("while the Secret is awaited identity must not know the client; Get = %v", err)
+		}
+		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "till-secret"}, &corev1.Secret{}); !apierrors.IsNotFound(err) {
+			t.Errorf("the operator must not create an externally managed Secret; Get = %v", err)
+		}
+
+		first, second := "external-first-secret-0123456789", "external-second-secret-0123456789"
+		s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "till-secret"},
+			Data: map[string][]byte{controller.DefaultSecretKey: []byte(first)}}
+		if err := k8s.Create(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+		waitReady(t, k8s, key)
+		if !idp.authenticates(t, "till-pos", first) {
+			t.Fatal("identity must accept the external Secret's value")
+		}
+
+		s.Data[controller.DefaultSecretKey] = []byte(second)
+		if err := k8s.Update(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, "identity accepting the changed Secret's value", func() bool { return idp.authenticates(t, "till-pos", second) })
+		if !idp.authenticates(t, "till-pos", first) {
+			t.Error("during the overlap the previous secret must still work")
+		}
+		waitEvent(t, k8s, ns, controller.EventSecretRotated)
+		assertNoSecretIn(t, k8s, ns, key, first, second)
 	})
 
 	t.Run("identity down: Ready=False with a reason, then Ready once it is back", func(t *testing.T) {
@@ -302,4 +372,38 @@ func sameSet(a, b []string) bool {
 	slices.Sort(a)
 	slices.Sort(b)
 	return slices.Equal(a, b)
+}
+
+func confidential(ns, name, clientID, secretName string, external bool) *partnersv1alpha1.PartnerClient {
+	pc := &partnersv1alpha1.PartnerClient{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: partnersv1alpha1.PartnerClientSpec{ClientID: clientID, DisplayName: name, Type: partnersv1alpha1.TypeConfidential,
+			RedirectURIs: []string{"https://" + name + ".example/callback"}, AllowedScopes: []partnersv1alpha1.Scope{"svc.orders.read"},
+			SecretRef: &partnersv1alpha1.SecretReference{Name: secretName}},
+	}
+	if external {
+		pc.Annotations = map[string]string{partnersv1alpha1.SecretManagedExternallyAnnotation: "true"}
+	}
+	return pc
+}
+
+// assertNoSecretIn: no secret value appears in the resource (status included) or in
+// any Event of the namespace.
+func assertNoSecretIn(t *testing.T, k8s client.Client, ns string, key client.ObjectKey, secrets ...string) {
+	t.Helper()
+	var pc partnersv1alpha1.PartnerClient
+	if err := k8s.Get(t.Context(), key, &pc); err != nil {
+		t.Fatal(err)
+	}
+	var events eventsv1.EventList
+	if err := k8s.List(t.Context(), &events, client.InNamespace(ns)); err != nil {
+		t.Fatal(err)
+	}
+	b1, _ := json.Marshal(pc)
+	b2, _ := json.Marshal(events)
+	for _, s := range secrets {
+		if strings.Contains(string(b1), s) || strings.Contains(string(b2), s) {
+			t.Errorf("a client secret appears in the PartnerClient or an Event")
+		}
+	}
 }

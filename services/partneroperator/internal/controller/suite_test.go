@@ -75,9 +75,11 @@ type identityProcess struct {
 	env      []string
 	adminURL string
 	dbURL    string
-	mu       sync.Mutex
-	cmd      *exec.Cmd
-	done     chan struct{}
+	// publicURL is identity's public listener (the OAuth endpoints).
+	publicURL string
+	mu        sync.Mutex
+	cmd       *exec.Cmd
+	done      chan struct{}
 }
 
 // startIdentity builds services/identity/cmd/identity, migrates a fresh database and
@@ -110,9 +112,9 @@ func startIdentity(t *testing.T) *identityProcess {
 		return nil
 	}
 	dbURL := testenv.NewDatabase(t, "identity", migrate)
-	internal := freeAddr(t)
-	p := &identityProcess{t: t, bin: bin, adminURL: "http://" + internal, dbURL: dbURL,
-		env: append(base, "DATABASE_URL="+dbURL, "HTTP_ADDR="+freeAddr(t), "INTERNAL_HTTP_ADDR="+internal)}
+	internal, public := freeAddr(t), freeAddr(t)
+	p := &identityProcess{t: t, bin: bin, adminURL: "http://" + internal, dbURL: dbURL, publicURL: "http://" + public,
+		env: append(base, "DATABASE_URL="+dbURL, "HTTP_ADDR="+public, "INTERNAL_HTTP_ADDR="+internal, "PUBLIC_BASE_URL=http://"+public)}
 	p.Start()
 	t.Cleanup(p.Stop)
 	return p
@@ -184,10 +186,11 @@ func startOperator(t *testing.T, cfg *rest.Config, admin *identityadmin.API, res
 		t.Fatal(err)
 	}
 	if err := (&controller.PartnerClientReconciler{
-		Client:   mgr.GetClient(),
-		Identity: admin,
-		Recorder: mgr.GetEventRecorder("partneroperator"),
-		Resync:   resync,
+		Client:        mgr.GetClient(),
+		Identity:      admin,
+		Recorder:      mgr.GetEventRecorder("partneroperator"),
+		Resync:        resync,
+		SecretOverlap: time.Hour,
 	}).SetupWithManager(mgr); err != nil {
 		t.Fatal(err)
 	}
@@ -214,4 +217,19 @@ func testScheme(t *testing.T) *runtime.Scheme {
 		t.Fatal(err)
 	}
 	return scheme
+}
+
+// authenticates reports whether identity accepts secret for clientID (at the
+// introspection endpoint, which authenticates the client first).
+func (p *identityProcess) authenticates(t *testing.T, clientID, secret string) bool {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, p.publicURL+"/oauth2/introspect", strings.NewReader("token=none"))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.SetBasicAuth(clientID, secret)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
 }

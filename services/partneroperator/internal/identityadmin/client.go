@@ -103,6 +103,16 @@ func (a *API) Update(ctx context.Context, clientID string, u Update) (Client, er
 	return c, err
 }
 
+// RotateSecret makes secret the confidential client's secret; the previous one
+// keeps working for overlap.
+func (a *API) RotateSecret(ctx context.Context, clientID, secret string, overlap time.Duration) error {
+	body := struct {
+		ClientSecret   string `json:"clientSecret"`
+		OverlapSeconds int64  `json:"overlapSeconds"`
+	}{secret, int64(overlap.Seconds())}
+	return a.do(ctx, http.MethodPost, "/admin/v1/clients/"+url.PathEscape(clientID)+"/secret", body, nil)
+}
+
 // Grants lists the client's grants.
 func (a *API) Grants(ctx context.Context, clientID string) ([]Grant, error) {
 	var gs []Grant
