@@ -135,7 +135,7 @@ func TestPartnerClients(t *testing.T) {
 		}
 	})
 
-	t.Run("confidential: Secret generated, owned, and its value is the client's secret", func(t *testing.T) {
+	t.Run("confidential: Secret generated, owned, its value is the client's secret; suspended, it is refused", func(t *testing.T) {
 		conf := confidential(ns, "kitchen", "kitchen-sync", "kitchen-secret", false)
 		if err := k8s.Create(ctx, conf); err != nil {
 			t.Fatal(err)
@@ -156,6 +156,10 @@ func TestPartnerClients(t *testing.T) {
 			t.Error("identity must accept the Secret's value, and only it")
 		}
 		assertNoSecretIn(t, k8s, ns, client.ObjectKeyFromObject(conf), value)
+
+		// Suspended, the client is refused at identity's OAuth endpoints even with its secret.
+		patch(t, k8s, client.ObjectKeyFromObject(conf), func(pc *partnersv1alpha1.PartnerClient) { pc.Spec.State = partnersv1alpha1.StateSuspended })
+		eventually(t, "identity refusing the suspended client", func() bool { return !idp.authenticates(t, "kitchen-sync", value) })
 	})
 
 	t.Run("confidential, Secret managed externally: awaited, then applied, then rotated with overlap", func(t *testing.T) {
