@@ -87,15 +87,20 @@ $(TOOLS_BIN)/golangci-lint:
 chart-deps: ## helm dependency build for every chart: each process chart (the library chart charts/common), then the umbrella
 	@for c in $$($(REGISTRY) charts); do helm dependency build $$c || exit 1; done
 
+# controller-gen, pinned, from the Go module proxy: the PartnerClient CRD, deepcopy and RBAC.
+CONTROLLER_GEN := sigs.k8s.io/controller-tools/cmd/controller-gen@v0.23.0
+
 .PHONY: gen
 gen: ## Regenerate generated files (pkg/apispec/openapi.json from openapi.yaml; the Go client tools/partnerclient from it)
 	cd pkg && GOWORK=off go generate ./...
 	cd tools && GOWORK=off go generate ./partnerclient
+	cd services/partneroperator && GOWORK=off go run $(CONTROLLER_GEN) object paths=./api/... crd rbac:roleName=partneroperator paths=./... output:crd:dir=config/crd output:rbac:dir=config/rbac
+	cp services/partneroperator/config/crd/partners.partnerapi.dev_partnerclients.yaml charts/partneroperator/crds/
 
 .PHONY: gen-check
 gen-check: ## Fail when a generated file is stale
 	@$(MAKE) --no-print-directory gen
-	@git diff --exit-code -- pkg/apispec/openapi.json tools/partnerclient || { echo "generated files are stale: run make gen and commit"; exit 1; }
+	@git diff --exit-code -- pkg/apispec/openapi.json tools/partnerclient services/partneroperator/api services/partneroperator/config charts/partneroperator/crds || { echo "generated files are stale: run make gen and commit"; exit 1; }
 
 .PHONY: tidy
 tidy: ## go mod tidy in every module

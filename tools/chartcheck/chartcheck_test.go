@@ -36,16 +36,21 @@ type renderCase struct {
 
 func renderCases() []renderCase {
 	var cases []renderCase
-	var all []string
+	// A process that needs Kubernetes (the operator) is off in the umbrella's defaults
+	// and in dev, on in staging and prod.
+	var all, byDefault []string
 	for _, p := range processes {
 		all = append(all, p.Name)
+		if !p.Kubernetes {
+			byDefault = append(byDefault, p.Name)
+		}
 		cases = append(cases, renderCase{
 			name: p.Name + "/defaults", chart: p.Name, wantHook: "pre-install,pre-upgrade", wantProcs: []string{p.Name},
 		})
 	}
 	cases = append(cases,
-		renderCase{name: "umbrella/defaults", chart: "restaurant-partner-api", umbrella: true, wantHook: "pre-install,pre-upgrade", wantProcs: all},
-		renderCase{name: "umbrella/dev", chart: "restaurant-partner-api", values: []string{"deploy/dev/values.yaml"}, umbrella: true, wantHook: "post-install,pre-upgrade", wantProcs: all},
+		renderCase{name: "umbrella/defaults", chart: "restaurant-partner-api", umbrella: true, wantHook: "pre-install,pre-upgrade", wantProcs: byDefault},
+		renderCase{name: "umbrella/dev", chart: "restaurant-partner-api", values: []string{"deploy/dev/values.yaml"}, umbrella: true, wantHook: "post-install,pre-upgrade", wantProcs: byDefault},
 		renderCase{name: "umbrella/staging", chart: "restaurant-partner-api", values: []string{"deploy/staging/values.yaml"}, umbrella: true, wantHook: "pre-install,pre-upgrade", wantProcs: all},
 		renderCase{name: "umbrella/prod", chart: "restaurant-partner-api", values: []string{"deploy/prod/values.yaml"}, umbrella: true, wantHook: "pre-install,pre-upgrade", wantProcs: all},
 	)
@@ -105,6 +110,11 @@ func TestChartsRender(t *testing.T) {
 					if !kinds[k+"/"+p] {
 						t.Errorf("%s: no %s for %s", tc.name, k, p)
 					}
+				}
+			}
+			for _, p := range processes {
+				if tc.umbrella && !slices.Contains(tc.wantProcs, p.Name) && kinds["Deployment/"+p.Name] {
+					t.Errorf("%s: %s is deployed; it must be off here", tc.name, p.Name)
 				}
 			}
 			for _, p := range tc.wantProcs {

@@ -16,7 +16,16 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	"partnerapi.dev/tools/registry"
 )
+
+// callsKubernetesAPI reports whether o belongs to a process the registry marks as
+// needing the Kubernetes API (an operator): only its pods may mount a token.
+func callsKubernetesAPI(o *Object) bool {
+	p, ok := registry.System().Get(o.Labels["app.kubernetes.io/name"])
+	return ok && p.Kubernetes
+}
 
 // RequiredLabels must be on every rendered object and on every pod template.
 var RequiredLabels = []string{
@@ -91,8 +100,8 @@ func CheckWorkloads(rel *Release) []string {
 		if psc == nil {
 			psc = &corev1.PodSecurityContext{}
 		}
-		if ps.AutomountServiceAccountToken == nil || *ps.AutomountServiceAccountToken {
-			problems = append(problems, fmt.Sprintf("%s: automountServiceAccountToken must be false on the pod (no process talks to the Kubernetes API)", o.ID()))
+		if (ps.AutomountServiceAccountToken == nil || *ps.AutomountServiceAccountToken) && !callsKubernetesAPI(o) {
+			problems = append(problems, fmt.Sprintf("%s: automountServiceAccountToken must be false on the pod (only a process registered with kubernetes: true talks to the Kubernetes API)", o.ID()))
 		}
 		var containers []corev1.Container
 		containers = append(containers, ps.InitContainers...)
@@ -534,11 +543,12 @@ func CheckNames(rel *Release) []string {
 	return problems
 }
 
-// CheckServiceAccounts: ServiceAccounts do not mount API tokens into pods.
+// CheckServiceAccounts: ServiceAccounts do not mount API tokens into pods, except an
+// operator's.
 func CheckServiceAccounts(rel *Release) []string {
 	var problems []string
 	for _, o := range rel.Objects {
-		if sa, ok := o.Obj.(*corev1.ServiceAccount); ok && (sa.AutomountServiceAccountToken == nil || *sa.AutomountServiceAccountToken) {
+		if sa, ok := o.Obj.(*corev1.ServiceAccount); ok && (sa.AutomountServiceAccountToken == nil || *sa.AutomountServiceAccountToken) && !callsKubernetesAPI(o) {
 			problems = append(problems, o.ID()+": automountServiceAccountToken must be false")
 		}
 	}

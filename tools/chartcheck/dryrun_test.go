@@ -15,6 +15,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	crenvtest "sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/yaml"
@@ -47,6 +48,26 @@ func TestServerSideDryRun(t *testing.T) {
 			t.Logf("%d objects sent, %d rejected or warned about", len(rel.Objects), len(problems))
 		})
 	}
+
+	// The CRDs a chart ships in crds/ (Helm installs them before the templates).
+	t.Run("crds", func(t *testing.T) {
+		var objs []*Object
+		for _, p := range processes {
+			files, _ := filepath.Glob(filepath.Join(root, p.ChartDir(), "crds", "*.yaml"))
+			for _, f := range files {
+				b, err := os.ReadFile(f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				objs = append(objs, &Object{Source: f, GVK: schema.GroupVersionKind{Group: "apiextensions.k8s.io", Version: "v1", Kind: "CustomResourceDefinition"},
+					Name: filepath.Base(f), Manifest: string(b)})
+			}
+		}
+		for _, problem := range dryRun(t.Context(), c, warnings, &Release{Namespace: "partner-api", Objects: objs}) {
+			t.Error(problem)
+		}
+		t.Logf("%d CRDs sent", len(objs))
+	})
 
 	// Guard the guard: objects that decode strictly into their types but that the API
 	// server rejects must fail the dry-run.

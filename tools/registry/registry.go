@@ -70,6 +70,9 @@ type Process struct {
 	PublicBaseURL bool `json:"publicBaseURL,omitempty"`
 	// Gateway: the partners' entry point, which receives every upstream's URL.
 	Gateway bool `json:"gateway,omitempty"`
+	// Kubernetes: it works only against a Kubernetes API (an operator); devstack
+	// does not start it, so `make run` never needs a cluster.
+	Kubernetes bool `json:"kubernetes,omitempty"`
 	// Upstream is set when the gateway forwards operations to it.
 	Upstream *Upstream `json:"upstream,omitempty"`
 	// Secrets are the secret environment variables it needs besides
@@ -250,6 +253,9 @@ func (r Registry) validate() error {
 				bad("%s: port %d is also %s's", id, port, other)
 			}
 			ports[port] = p.Name
+		}
+		if p.Kubernetes && (p.Gateway || p.Upstream != nil || p.Database) {
+			bad("%s: a process that needs Kubernetes cannot be the gateway, an upstream or own a database: devstack does not start it", id)
 		}
 		if p.Gateway {
 			gateways++

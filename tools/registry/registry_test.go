@@ -85,6 +85,7 @@ func TestParseRejects(t *testing.T) {
 		{"no internal context keys", `["INTERNAL_CONTEXT_KEYS", "CURSOR_KEY"`, `["CURSOR_KEY"`, "every process needs INTERNAL_CONTEXT_KEYS"},
 		{"upstream service twice", `"service": "orders"`, `"service": "identity"`, `gateway service "identity" is also identity`},
 		{"command not named after the process", `"services/orders/cmd/orders"`, `"services/orders/cmd/orderd"`, "end in /orders"},
+		{"upstream that needs Kubernetes", `"port": 8082,`, `"port": 8082, "kubernetes": true,`, "a process that needs Kubernetes cannot be"},
 		{"bad url variable", `"urlEnv": "ORDERS_URL"`, `"urlEnv": "ORDERS"`, "upstream needs a service and a urlEnv"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

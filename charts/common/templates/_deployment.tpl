@@ -41,7 +41,7 @@ spec:
         {{- end }}
     spec:
       serviceAccountName: {{ include "common.serviceAccountName" . }}
-      automountServiceAccountToken: false
+      automountServiceAccountToken: {{ .Values.serviceAccount.automountToken | default false }}
       {{- include "common.imagePullSecrets" . | nindent 6 }}
       {{- with .Values.priorityClassName }}
       priorityClassName: {{ . }}

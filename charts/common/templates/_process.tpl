@@ -8,6 +8,7 @@ publicFromAnywhere is true only for the gateway (see common.networkPolicy).
 {{- $root := .root -}}
 {{- $docs := list
   (include "common.serviceAccount" $root)
+  (include "common.rbac" $root)
   (include "common.configMap" $root)
   (include "common.secret" $root)
   (include "common.service" $root)

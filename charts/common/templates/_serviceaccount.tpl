@@ -9,5 +9,5 @@ metadata:
   annotations:
     {{- toYaml . | nindent 4 }}
   {{- end }}
-automountServiceAccountToken: false
+automountServiceAccountToken: {{ .Values.serviceAccount.automountToken | default false }}
 {{- end }}

@@ -123,6 +123,10 @@ func (s *stack) start(ctx context.Context) error {
 		}
 	}
 	for _, p := range s.reg.Processes {
+		if p.Kubernetes {
+			logf("not starting %s: it needs a Kubernetes API", p.Name)
+			continue
+		}
 		c, err := startChild(p.Name, filepath.Join(s.bin, p.Name), s.env(p))
 		if err != nil {
 			return err
@@ -232,6 +236,9 @@ func (s *stack) printWelcome(ctx context.Context) error {
 	access, _ := tok["access_token"].(string)
 	var metrics []string
 	for _, p := range s.reg.Processes {
+		if p.Kubernetes {
+			continue
+		}
 		metrics = append(metrics, s.internalURL(p.Name)+"/metrics")
 	}
 	restaurant := seed.Generator{Seed: s.seedValue}.ID("restaurant/kahvila-aalto")

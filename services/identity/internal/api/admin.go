@@ -3,6 +3,7 @@ package api
 import (
 	"encoding/json"
 	"net/http"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/google/uuid"
@@ -119,6 +120,23 @@ func (a admin) updateClient(c *fiber.Ctx) error {
 		return err
 	}
 	pc, err := a.repo.UpdateClient(c.UserContext(), c.Params("clientId"), u)
+	if err != nil {
+		return err
+	}
+	return c.JSON(fiber.Map{"data": pc})
+}
+
+// rotateClientSecret sets a confidential client's secret; the previous one keeps
+// working for overlapSeconds. The answer is the client, never a secret.
+func (a admin) rotateClientSecret(c *fiber.Ctx) error {
+	var in struct {
+		ClientSecret   string `json:"clientSecret"`
+		OverlapSeconds int64  `json:"overlapSeconds"`
+	}
+	if err := httpx.DecodeJSON(c, &in); err != nil {
+		return err
+	}
+	pc, err := a.repo.RotateClientSecret(c.UserContext(), c.Params("clientId"), in.ClientSecret, time.Duration(in.OverlapSeconds)*time.Second)
 	if err != nil {
 		return err
 	}

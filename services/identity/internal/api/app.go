@@ -97,6 +97,7 @@ func Internal(d Deps) *fiber.App {
 		g.Patch("/clients/:clientId", a.updateClient)
 		g.Post("/clients/:clientId/approve", a.setClientStatus(domain.ClientApproved))
 		g.Post("/clients/:clientId/suspend", a.setClientStatus(domain.ClientSuspended))
+		g.Post("/clients/:clientId/secret", a.rotateClientSecret)
 		g.Get("/grants", a.listGrants)
 		g.Get("/grants/:grantId", a.getGrant)
 		g.Post("/grants/:grantId/revoke", a.revokeGrant)

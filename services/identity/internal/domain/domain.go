@@ -67,15 +67,17 @@ func Invalid(format string, args ...any) error {
 
 // PartnerClient is a registered partner integration.
 type PartnerClient struct {
-	ClientID      string    `json:"clientId"`
-	Name          string    `json:"name"`
-	Type          string    `json:"type"`
-	RedirectURIs  []string  `json:"redirectUris"`
-	AllowedScopes []string  `json:"allowedScopes"`
-	Status        string    `json:"status"`
-	SecretHash    string    `json:"-"`
-	CreatedAt     time.Time `json:"createdAt"`
-	UpdatedAt     time.Time `json:"updatedAt"`
+	ClientID      string   `json:"clientId"`
+	Name          string   `json:"name"`
+	Type          string   `json:"type"`
+	RedirectURIs  []string `json:"redirectUris"`
+	AllowedScopes []string `json:"allowedScopes"`
+	Status        string   `json:"status"`
+	SecretHash    string   `json:"-"`
+	// PreviousSecretHash is the secret rotated out, while its overlap lasts.
+	PreviousSecretHash string    `json:"-"`
+	CreatedAt          time.Time `json:"createdAt"`
+	UpdatedAt          time.Time `json:"updatedAt"`
 }
 
 // User is a person who signs in to approve partners.

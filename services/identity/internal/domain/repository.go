@@ -42,6 +42,9 @@ type Clients interface {
 	// the generated secret, shown once.
 	CreateClient(ctx context.Context, c NewClient) (PartnerClient, string, error)
 	UpdateClient(ctx context.Context, id string, u ClientUpdate) (PartnerClient, error)
+	// RotateClientSecret makes secret a confidential client's secret; the
+	// previous one keeps working for overlap (none when zero).
+	RotateClientSecret(ctx context.Context, id, secret string, overlap time.Duration) (PartnerClient, error)
 }
 
 // Grants are the owners' approvals and what they cover.

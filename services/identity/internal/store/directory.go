@@ -22,21 +22,26 @@ import (
 const ClientSecretCost = 10
 
 type clientRow struct {
-	ID            string
-	Name          string
-	Type          string
-	SecretHash    *string
-	RedirectURIs  jsonList `gorm:"column:redirect_uris"`
-	AllowedScopes jsonList
-	Status        string
-	CreatedAt     time.Time
-	UpdatedAt     time.Time
+	ID         string
+	Name       string
+	Type       string
+	SecretHash *string
+	// PreviousSecretHash is NULL once its overlap ended (see clientCols).
+	PreviousSecretHash *string
+	RedirectURIs       jsonList `gorm:"column:redirect_uris"`
+	AllowedScopes      jsonList
+	Status             string
+	CreatedAt          time.Time
+	UpdatedAt          time.Time
 }
 
 func (r clientRow) domain() domain.PartnerClient {
 	c := domain.PartnerClient{ClientID: r.ID, Name: r.Name, Type: r.Type, RedirectURIs: r.RedirectURIs, AllowedScopes: r.AllowedScopes, Status: r.Status, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
 	if r.SecretHash != nil {
 		c.SecretHash = *r.SecretHash
+	}
+	if r.PreviousSecretHash != nil {
+		c.PreviousSecretHash = *r.PreviousSecretHash
 	}
 	return c
 }
@@ -224,7 +229,9 @@ func (s *Store) ClearSignInFailures(ctx context.Context, email string) error {
 
 // --- partner clients ---
 
-const clientCols = `id, name, type, secret_hash, redirect_uris, allowed_scopes, status, created_at, updated_at`
+const clientCols = `id, name, type, secret_hash,
+	CASE WHEN previous_secret_expires_at > now() THEN previous_secret_hash END AS previous_secret_hash,
+	redirect_uris, allowed_scopes, status, created_at, updated_at`
 
 // Client returns a partner client whatever its status.
 func (s *Store) Client(ctx context.Context, id string) (domain.PartnerClient, error) {
@@ -284,6 +291,44 @@ func (s *Store) CreateClient(ctx context.Context, c domain.NewClient) (domain.Pa
 	}
 	pc, err := s.Client(ctx, c.ClientID)
 	return pc, secret, err
+}
+
+// MaxSecretOverlap bounds how long a rotated-out client secret keeps working.
+const MaxSecretOverlap = 7 * 24 * time.Hour
+
+// RotateClientSecret makes secret the confidential client's secret; the previous
+// one keeps working for overlap.
+func (s *Store) RotateClientSecret(ctx context.Context, id, secret string, overlap time.Duration) (domain.PartnerClient, error) {
+	if len(secret) < 24 || len(secret) > 72 {
+		return domain.PartnerClient{}, domain.Invalid("clientSecret: 24 to 72 characters")
+	}
+	if overlap < 0 || overlap > MaxSecretOverlap {
+		return domain.PartnerClient{}, domain.Invalid("overlapSeconds: 0 to %d", int(MaxSecretOverlap.Seconds()))
+	}
+	// Hash outside the transaction: bcrypt is slow on purpose.
+	h, err := bcrypt.GenerateFromPassword([]byte(secret), ClientSecretCost)
+	if err != nil {
+		return domain.PartnerClient{}, err
+	}
+	var out domain.PartnerClient
+	err = s.inTx(ctx, func(ctx context.Context, tx *gorm.DB) error {
+		var r clientRow
+		if err := tx.Raw(`SELECT `+clientCols+` FROM partner_clients WHERE id = ? FOR UPDATE`, id).Take(&r).Error; err != nil {
+			return notFound(err)
+		}
+		if r.Type != domain.ClientConfidential {
+			return domain.Invalid("clientId: %s is a public client and has no secret", id)
+		}
+		if err := tx.Exec(`UPDATE partner_clients SET previous_secret_hash = secret_hash,
+			previous_secret_expires_at = now() + make_interval(secs => ?), secret_hash = ?, updated_at = now() WHERE id = ?`,
+			overlap.Seconds(), string(h), id).Error; err != nil {
+			return err
+		}
+		c, err := s.Client(ctx, id)
+		out = c
+		return err
+	})
+	return out, err
 }
 
 // UpdateClient applies u.

@@ -56,6 +56,9 @@ func FositeClient(c domain.PartnerClient) fosite.Client {
 	if c.SecretHash != "" {
 		fc.Secret = []byte(c.SecretHash)
 	}
+	if c.PreviousSecretHash != "" {
+		fc.RotatedSecrets = [][]byte{[]byte(c.PreviousSecretHash)}
+	}
 	return fc
 }
 

@@ -1,0 +1,22 @@
+// Package v1alpha1 is the partners.partnerapi.dev/v1alpha1 API: the PartnerClient
+// resource, the source of truth for a partner client registered in identity.
+//
+// +kubebuilder:object:generate=true
+// +groupName=partners.partnerapi.dev
+package v1alpha1
+
+import (
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/scheme"
+)
+
+var (
+	// GroupVersion is the group and version of this API.
+	GroupVersion = schema.GroupVersion{Group: "partners.partnerapi.dev", Version: "v1alpha1"}
+
+	// SchemeBuilder registers the types of this API in a scheme.
+	SchemeBuilder = &scheme.Builder{GroupVersion: GroupVersion}
+
+	// AddToScheme adds the types of this API to a scheme.
+	AddToScheme = SchemeBuilder.AddToScheme
+)
