@@ -2,15 +2,14 @@ package controller_test
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
+	"net/http"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/google/uuid"
 	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -85,9 +84,31 @@ func TestPartnerClients(t *testing.T) {
 		waitReady(t, k8s, key)
 	})
 
-	t.Run("suspend: identity client suspended", func(t *testing.T) {
+	// The client the operator made is a real OAuth client: an owner approves
+	// it through the sign-in and consent pages, and its tokens refresh.
+	var tokens oauthTokens
+	t.Run("usable in the OAuth flow: approved by an owner, tokens issued and refreshed", func(t *testing.T) {
+		owner := idp.owner(t)
+		tok := idp.approve(t, owner, "acme-pos", "https://acme.example/callback", "svc.restaurant.read svc.orders.read")
+		if !sameSet(strings.Fields(tok.Scope), []string{"svc.restaurant.read", "svc.orders.read"}) {
+			t.Errorf("scopes granted %q", tok.Scope)
+		}
+		status, next := idp.refresh(t, "acme-pos", tok.RefreshToken)
+		if status != http.StatusOK || next.RefreshToken == "" {
+			t.Fatalf("refresh of an approved client: %d", status)
+		}
+		tokens = next
+	})
+
+	t.Run("suspend: identity client suspended and its tokens refused", func(t *testing.T) {
 		patch(t, k8s, key, func(pc *partnersv1alpha1.PartnerClient) { pc.Spec.State = partnersv1alpha1.StateSuspended })
 		waitIdentity(t, admin, "acme-pos", func(c identityadmin.Client) bool { return c.Status == "suspended" })
+		if tokens.RefreshToken == "" {
+			t.Fatal("no tokens from the OAuth flow")
+		}
+		if status, _ := idp.refresh(t, "acme-pos", tokens.RefreshToken); status == http.StatusOK {
+			t.Errorf("a suspended client's refresh token still works")
+		}
 		eventually(t, "status.identityStatus suspended", func() bool {
 			var got partnersv1alpha1.PartnerClient
 			return k8s.Get(ctx, key, &got) == nil && got.Status.IdentityStatus == "suspended" &&
@@ -115,7 +136,8 @@ func TestPartnerClients(t *testing.T) {
 	t.Run("delete: client suspended and its grants revoked", func(t *testing.T) {
 		patch(t, k8s, key, func(pc *partnersv1alpha1.PartnerClient) { pc.Spec.State = partnersv1alpha1.StateApproved })
 		waitIdentity(t, admin, "acme-pos", func(c identityadmin.Client) bool { return c.Status == "approved" })
-		grantID := insertGrant(t, idp, "acme-pos")
+		// The owner's approval from the OAuth flow above.
+		grantID := grantOf(t, tokens.AccessToken)
 		if err := k8s.Delete(ctx, &partnersv1alpha1.PartnerClient{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "acme"}}); err != nil {
 			t.Fatal(err)
 		}
@@ -339,31 +361,6 @@ func patch(t *testing.T, k8s client.Client, key client.ObjectKey, edit func(*par
 			t.Fatal(err)
 		}
 	}
-}
-
-// insertGrant records a user's approval of the client the way the consent page
-// would, directly in identity's database: the admin API does not create grants.
-func insertGrant(t *testing.T, idp *identityProcess, clientID string) string {
-	t.Helper()
-	db, err := sql.Open("pgx", idp.dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	userID, grantID := uuid.NewString(), uuid.NewString()
-	err = errors.Join(
-		exec1(db, `INSERT INTO identity.users (id, email, name, password_hash) VALUES ($1, $2, 'Owner', 'x')`, userID, userID+"@example.com"),
-		exec1(db, `INSERT INTO identity.grants (id, client_id, user_id, scopes, boundary, expires_at)
-			VALUES ($1, $2, $3, '["svc.orders.read"]', 'restaurant', now() + interval '1 day')`, grantID, clientID, userID))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return grantID
-}
-
-func exec1(db *sql.DB, q string, args ...any) error {
-	_, err := db.Exec(q, args...)
-	return err
 }
 
 func sameClient(a, b identityadmin.Client) bool {
