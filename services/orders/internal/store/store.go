@@ -333,10 +333,14 @@ func (s *Store) Search(ctx context.Context, f domain.Filter) (domain.Page, error
 	var orders []domain.Order
 	var err error
 	switch {
-	case f.ItemName == nil && (f.MinTotalMinor != nil || f.MaxTotalMinor != nil):
-		// An amount range matches orders all over the history: the page's
-		// keys come from orders_total alone, then only the page is read.
-		orders, err = s.queryOrders(ctx, f.RestaurantID, summarySelect+" WHERE (restaurant_id, order_id) IN (SELECT restaurant_id, order_id FROM orders WHERE "+
+	case f.ItemName == nil && (f.MinTotalMinor != nil || f.MaxTotalMinor != nil || f.StartMinute != nil || f.EndMinute != nil):
+		// An amount range or a time of day matches orders all over the
+		// window: the page's keys come from orders_total or orders_recent
+		// alone (their INCLUDE columns), then only the page is read. The page
+		// is fetched by its orders_recent key: the page's entries sit
+		// together there and newest-first pages sit together in the table,
+		// where primary-key lookups land on scattered leaf pages.
+		orders, err = s.queryOrders(ctx, f.RestaurantID, summarySelect+" WHERE (restaurant_id, occurred_at, order_id) IN (SELECT restaurant_id, occurred_at, order_id FROM orders WHERE "+
 			strings.Join(where, " AND ")+order+limit+")"+order, args)
 	case f.ItemName == nil:
 		orders, err = s.queryOrders(ctx, f.RestaurantID, summarySelect+" WHERE "+strings.Join(where, " AND ")+order+limit, args)

@@ -1,0 +1,148 @@
+package store_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"partnerapi.dev/pkg/bizdate"
+	"partnerapi.dev/services/orders/internal/domain"
+)
+
+// manyOrders is a restaurant's month and a half of orders: several an hour,
+// every status, totals repeating, line names shared by many orders and a few
+// rare ones, so every filter matches more orders than a page.
+func manyOrders() []domain.Order {
+	statuses := []string{"paid", "paid", "paid", "partially_refunded", "refunded", "voided"}
+	var orders []domain.Order
+	start := time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC)
+	for i := range 1500 {
+		// 43 minutes apart: every minute of the day over the days, and
+		// some orders share an instant so the order id breaks the tie.
+		at := start.Add(time.Duration(i/3*3*43+i%3) * time.Minute)
+		if i%7 == 0 {
+			at = start.Add(time.Duration(i/3*3*43) * time.Minute)
+		}
+		lines := []string{"Soup", "Tea"}
+		if i%50 == 0 {
+			lines = append(lines, "Gift card")
+		}
+		o := sampleOrder(fmt.Sprintf("o-%04d", (i*7919)%1500), statuses[i%len(statuses)], lines...)
+		o.OccurredAt = at
+		o.BusinessDate = bizdate.FromTime(at)
+		o.LocalMinute = at.Hour()*60 + at.Minute()
+		o.TotalAmountMinor = int64(1000 + (i*37)%400)
+		if i%2 == 0 {
+			o.PaymentMethod = "cash"
+		}
+		orders = append(orders, o)
+	}
+	return orders
+}
+
+// matches is the reference answer: the orders f matches, newest first.
+func matches(orders []domain.Order, f domain.Filter) []string {
+	var out []domain.Order
+	for _, o := range orders {
+		m := o.LocalMinute
+		inMinutes := true
+		switch {
+		case f.StartMinute != nil && f.EndMinute != nil && *f.StartMinute > *f.EndMinute:
+			inMinutes = m >= *f.StartMinute || m <= *f.EndMinute
+		default:
+			inMinutes = (f.StartMinute == nil || m >= *f.StartMinute) && (f.EndMinute == nil || m <= *f.EndMinute)
+		}
+		hasItem := f.ItemName == nil || slices.ContainsFunc(o.Lines, func(l domain.Line) bool {
+			return strings.Contains(strings.ToLower(l.Name), strings.ToLower(*f.ItemName))
+		})
+		if inMinutes && hasItem &&
+			(f.Status == nil || o.Status == *f.Status) &&
+			(f.PaymentMethod == nil || o.PaymentMethod == *f.PaymentMethod) &&
+			(f.MinTotalMinor == nil || o.TotalAmountMinor >= *f.MinTotalMinor) &&
+			(f.MaxTotalMinor == nil || o.TotalAmountMinor <= *f.MaxTotalMinor) &&
+			(f.StartDate == nil || !o.OccurredAt.Before(f.From) && o.OccurredAt.Before(f.Until) &&
+				!o.BusinessDate.Time().Before(f.StartDate.Time()) && !o.BusinessDate.Time().After(f.EndDate.Time())) {
+			out = append(out, o)
+		}
+	}
+	slices.SortFunc(out, func(a, b domain.Order) int {
+		if c := b.OccurredAt.Compare(a.OccurredAt); c != 0 {
+			return c
+		}
+		return strings.Compare(b.OrderID, a.OrderID)
+	})
+	ids := make([]string, len(out))
+	for i, o := range out {
+		ids[i] = o.OrderID
+	}
+	return ids
+}
+
+// Every filter class, whichever index answers it, pages through exactly the
+// orders it matches, newest first, with no order lost or repeated between
+// pages.
+func TestSearchPagesMatchEveryFilterClass(t *testing.T) {
+	s := openStore(t)
+	ctx := context.Background()
+	orders := manyOrders()
+	for batch := range slices.Chunk(orders, 500) {
+		if err := s.Replace(ctx, batch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.DB.ExecContext(ctx, "ANALYZE orders"); err != nil {
+		t.Fatal(err)
+	}
+	str := func(v string) *string { return &v }
+	num := func(v int64) *int64 { return &v }
+	minute := func(h, m int) *int { v := h*60 + m; return &v }
+	window := func(f domain.Filter) domain.Filter {
+		from, until := bizdate.FromTime(time.Date(2026, 2, 10, 0, 0, 0, 0, time.UTC)), bizdate.FromTime(time.Date(2026, 3, 12, 0, 0, 0, 0, time.UTC))
+		f.StartDate, f.EndDate = &from, &until
+		f.From, f.Until = from.Time(), until.Time().AddDate(0, 0, 1)
+		return f
+	}
+	for name, f := range map[string]domain.Filter{
+		"no filter":           {},
+		"time window":         window(domain.Filter{StartMinute: minute(11, 0), EndMinute: minute(14, 30)}),
+		"across midnight":     window(domain.Filter{StartMinute: minute(23, 0), EndMinute: minute(1, 30)}),
+		"from a time on":      window(domain.Filter{StartMinute: minute(20, 0)}),
+		"until a time":        window(domain.Filter{EndMinute: minute(6, 0)}),
+		"amount range":        window(domain.Filter{MinTotalMinor: num(1100), MaxTotalMinor: num(1150)}),
+		"status":              window(domain.Filter{Status: str("refunded")}),
+		"status, no window":   {Status: str("voided")},
+		"item_name common":    window(domain.Filter{ItemName: str("soup")}),
+		"item_name rare":      window(domain.Filter{ItemName: str("gift")}),
+		"combined":            window(domain.Filter{PaymentMethod: str("cash"), Status: str("paid"), MinTotalMinor: num(1200), StartMinute: minute(11, 0), EndMinute: minute(14, 0)}),
+		"status, time window": window(domain.Filter{Status: str("paid"), StartMinute: minute(8, 0), EndMinute: minute(22, 0)}),
+	} {
+		t.Run(name, func(t *testing.T) {
+			f.RestaurantID = orders[0].RestaurantID
+			want := matches(orders, f)
+			if len(want) <= 2*7 {
+				t.Fatalf("the fixture matches only %d orders: too few for pages", len(want))
+			}
+			var got []string
+			f.Limit = 7
+			for {
+				page, err := s.Search(ctx, f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, o := range page.Orders {
+					got = append(got, o.OrderID)
+				}
+				if page.Next == nil || len(got) > len(want) {
+					break
+				}
+				f.After = page.Next
+			}
+			if !slices.Equal(got, want) {
+				t.Fatalf("pages give %d orders, want %d\n got %v\nwant %v", len(got), len(want), got, want)
+			}
+		})
+	}
+}
