@@ -68,6 +68,9 @@ func StartStack(ctx context.Context, o StackOptions) (*Stack, error) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGINT}
 	s := &Stack{Public: map[string]string{}, Internal: map[string]string{}, cmd: cmd, logs: &syncBuffer{}, exited: make(chan error, 1)}
 	for _, p := range registry.Processes() {
+		if p.Kubernetes {
+			continue // devstack does not start it
+		}
 		s.Public[p.Name] = fmt.Sprintf("http://127.0.0.1:%d", p.Port+offset)
 		s.Internal[p.Name] = fmt.Sprintf("http://127.0.0.1:%d", p.InternalPort+offset)
 	}
