@@ -13,7 +13,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -21,32 +21,17 @@ import (
 	"partnerapi.dev/pkg/apispec"
 	"partnerapi.dev/pkg/testenv"
 	"partnerapi.dev/tools/loadgen"
-	"partnerapi.dev/tools/registry"
 	"partnerapi.dev/tools/seed"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
 
-// binaries builds every registered process like a team would, each module on
-// its own, and the tools devstack runs.
+// binaries builds what the system test runs (loadgen.Build).
 func binaries(t *testing.T) string {
 	t.Helper()
 	bin := t.TempDir()
-	builds := []struct{ module, pkg string }{
-		{"../../services/identity", "./cmd/partnerctl"},
-		{"..", "./cmd/devstack"},
-		{"..", "./cmd/seed"},
-	}
-	for _, p := range registry.Processes() {
-		builds = append(builds, struct{ module, pkg string }{"../../" + p.Module, p.ModuleCommand()})
-	}
-	for _, b := range builds {
-		cmd := exec.Command("go", "build", "-o", bin, b.pkg)
-		cmd.Dir = b.module
-		cmd.Env = append(os.Environ(), "GOWORK=off")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("build %s %s: %v\n%s", b.module, b.pkg, err, out)
-		}
+	if err := loadgen.Build(filepath.Join("..", ".."), bin); err != nil {
+		t.Fatal(err)
 	}
 	return bin
 }

@@ -50,6 +50,27 @@ type StackOptions struct {
 	Wait time.Duration
 }
 
+// Build compiles into dir what StartStack runs: every process devstack
+// starts, each module on its own (GOWORK=off) as a team would build it, and
+// devstack, seed and partnerctl. root is the repository's root folder.
+func Build(root, dir string) error {
+	builds := [][2]string{{"services/identity", "./cmd/partnerctl"}, {"tools", "./cmd/devstack"}, {"tools", "./cmd/seed"}}
+	for _, p := range registry.Processes() {
+		if !p.Kubernetes {
+			builds = append(builds, [2]string{p.Module, p.ModuleCommand()})
+		}
+	}
+	for _, b := range builds {
+		cmd := exec.Command("go", "build", "-o", dir, b[1])
+		cmd.Dir = filepath.Join(root, b[0])
+		cmd.Env = append(os.Environ(), "GOWORK=off")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("build %s %s: %w\n%s", b[0], b[1], err, out)
+		}
+	}
+	return nil
+}
+
 // StartStack starts bin/devstack run at a free port offset and waits until it
 // printed the demo token and "Press Ctrl-C to stop.".
 func StartStack(ctx context.Context, o StackOptions) (*Stack, error) {

@@ -20,7 +20,6 @@ import (
 
 	"partnerapi.dev/pkg/testenv"
 	"partnerapi.dev/tools/loadgen"
-	"partnerapi.dev/tools/registry"
 	"partnerapi.dev/tools/seed"
 )
 
@@ -166,26 +165,12 @@ func installNodeModules(t *testing.T) {
 	}
 }
 
-// binaries builds every registered process, each module on its own, and
-// the tools devstack runs.
+// binaries builds what the system test runs (loadgen.Build).
 func binaries(t *testing.T) string {
 	t.Helper()
 	bin := t.TempDir()
-	builds := []struct{ module, pkg string }{
-		{"../../services/identity", "./cmd/partnerctl"},
-		{"..", "./cmd/devstack"},
-		{"..", "./cmd/seed"},
-	}
-	for _, p := range registry.Processes() {
-		builds = append(builds, struct{ module, pkg string }{"../../" + p.Module, p.ModuleCommand()})
-	}
-	for _, b := range builds {
-		cmd := exec.Command("go", "build", "-o", bin, b.pkg)
-		cmd.Dir = b.module
-		cmd.Env = append(os.Environ(), "GOWORK=off")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("build %s %s: %v\n%s", b.module, b.pkg, err, out)
-		}
+	if err := loadgen.Build(filepath.Join("..", ".."), bin); err != nil {
+		t.Fatal(err)
 	}
 	return bin
 }
