@@ -3,6 +3,8 @@ package domain
 import (
 	"context"
 	"time"
+
+	"partnerapi.dev/services/contracts"
 )
 
 // Repository is what the HTTP surface needs from storage; the store
@@ -65,23 +67,12 @@ type Grants interface {
 	Revocations(ctx context.Context, grantID string) (families, ids []string, err error)
 }
 
-// NewClient is an operator's registration of a partner client.
-type NewClient struct {
-	ClientID      string   `json:"clientId"`
-	Name          string   `json:"name"`
-	Type          string   `json:"type"`
-	RedirectURIs  []string `json:"redirectUris"`
-	AllowedScopes []string `json:"allowedScopes"`
-	Status        string   `json:"status"`
-}
-
-// ClientUpdate changes a client's registration; nil fields stay.
-type ClientUpdate struct {
-	Name          *string  `json:"name"`
-	RedirectURIs  []string `json:"redirectUris"`
-	AllowedScopes []string `json:"allowedScopes"`
-	Status        *string  `json:"status"`
-}
+// NewClient is an operator's registration of a partner client, and
+// ClientUpdate a change to it (nil fields stay): the admin API's bodies.
+type (
+	NewClient    = contracts.PartnerClientRegistration
+	ClientUpdate = contracts.PartnerClientUpdate
+)
 
 // ConsentRequest is the authorization request a consent page showed, and
 // the choices it offered.

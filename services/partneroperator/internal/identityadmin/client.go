@@ -13,6 +13,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"partnerapi.dev/services/contracts"
 )
 
 // ErrNotFound is identity answering 404 for a client.
@@ -28,23 +30,12 @@ type Client struct {
 	Status        string   `json:"status"`
 }
 
-// NewClient registers a client.
-type NewClient struct {
-	ClientID      string   `json:"clientId"`
-	Name          string   `json:"name"`
-	Type          string   `json:"type"`
-	RedirectURIs  []string `json:"redirectUris"`
-	AllowedScopes []string `json:"allowedScopes"`
-	Status        string   `json:"status"`
-}
-
-// Update changes a client; nil fields stay as they are.
-type Update struct {
-	Name          *string  `json:"name,omitempty"`
-	RedirectURIs  []string `json:"redirectUris,omitempty"`
-	AllowedScopes []string `json:"allowedScopes,omitempty"`
-	Status        *string  `json:"status,omitempty"`
-}
+// NewClient registers a client and Update changes one (nil fields stay):
+// identity's admin API bodies.
+type (
+	NewClient = contracts.PartnerClientRegistration
+	Update    = contracts.PartnerClientUpdate
+)
 
 // Grant is one user's approval of a client.
 type Grant struct {
