@@ -20,15 +20,9 @@ import (
 // ErrNotFound is identity answering 404 for a client.
 var ErrNotFound = errors.New("not found in identity")
 
-// Client is one partner client as identity holds it.
-type Client struct {
-	ClientID      string   `json:"clientId"`
-	Name          string   `json:"name"`
-	Type          string   `json:"type"`
-	RedirectURIs  []string `json:"redirectUris"`
-	AllowedScopes []string `json:"allowedScopes"`
-	Status        string   `json:"status"`
-}
+// Client is one partner client as identity holds it: the fields the
+// operator registers (identity's answer carries timestamps too).
+type Client = contracts.PartnerClientRegistration
 
 // NewClient registers a client and Update changes one (nil fields stay):
 // identity's admin API bodies.
