@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
 	"net/url"
@@ -337,6 +338,15 @@ type itemChangesRequest struct {
 	Description    optional[string] `json:"description"`
 	Visible        optional[bool]   `json:"visible"`
 	ShowInKitchen  optional[bool]   `json:"showInKitchen"`
+}
+
+// UnmarshalJSON reads changes strictly: a field that is not reviewed is
+// refused like any unknown field.
+func (r *itemChangesRequest) UnmarshalJSON(b []byte) error {
+	type plain itemChangesRequest
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	return dec.Decode((*plain)(r))
 }
 
 type editItemRequest struct {

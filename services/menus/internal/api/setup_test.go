@@ -51,6 +51,8 @@ type env struct {
 	naming string
 	scopes []string
 	client string
+	// unlisted: the path is not in the document (a 404 is expected).
+	unlisted bool
 }
 
 func newEnv(t testing.TB) *env { return newEnvNaming(t, api.NamingA) }
@@ -104,7 +106,7 @@ func (e *env) do(method, path, tenant string, body any) (int, []byte) {
 	}
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(resp.Body)
-	if strings.HasPrefix(path, "/v1/") {
+	if strings.HasPrefix(path, "/v1/") && !e.unlisted {
 		u, _ := url.Parse(path)
 		h := resp.Header.Clone()
 		h.Set("RateLimit-Policy", `"partner";q=60;w=60`)

@@ -298,16 +298,15 @@ func (t *txStore) UpdateItem(restaurantID, itemID string, c domain.ItemChanges) 
 	// real change, so the version is set here).
 	var rows []draftItemView
 	err := t.db.Raw(`UPDATE items SET
-       name = COALESCE(@name::text, name),
-       base_price_minor = COALESCE(@price::bigint, base_price_minor),
-       description = CASE WHEN @descriptionSet THEN @description::text ELSE description END,
-       visible = COALESCE(@visible::boolean, visible),
-       show_in_kitchen = COALESCE(@showInKitchen::boolean, show_in_kitchen),
+       name = COALESCE(?::text, name),
+       base_price_minor = COALESCE(?::bigint, base_price_minor),
+       description = CASE WHEN ?::boolean THEN ?::text ELSE description END,
+       visible = COALESCE(?::boolean, visible),
+       show_in_kitchen = COALESCE(?::boolean, show_in_kitchen),
        version = version + 1
- WHERE restaurant_id = @restaurant AND id = @id
+ WHERE restaurant_id = ? AND id = ?
  RETURNING id, category_id, name, base_price_minor, description, visible, show_in_kitchen, version`,
-		map[string]any{"name": c.Name, "price": c.BasePriceMinor, "descriptionSet": c.DescriptionSet, "description": c.Description,
-			"visible": c.Visible, "showInKitchen": c.ShowInKitchen, "restaurant": restaurantID, "id": itemID}).Scan(&rows).Error
+		c.Name, c.BasePriceMinor, c.DescriptionSet, c.Description, c.Visible, c.ShowInKitchen, restaurantID, itemID).Scan(&rows).Error
 	if err != nil {
 		return domain.DraftItem{}, err
 	}
