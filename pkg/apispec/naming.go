@@ -103,6 +103,9 @@ func renameToSetB(v any, at string) error {
 				v["name"] = b
 			}
 		}
+		if ex, ok := v["example"]; ok {
+			v["example"] = renameExample(ex)
+		}
 		if d, ok := v["description"].(string); ok {
 			for a, b := range namingSetB {
 				d = strings.ReplaceAll(d, "`"+a+"`", "`"+b+"`")
@@ -122,6 +125,26 @@ func renameToSetB(v any, at string) error {
 		}
 	}
 	return nil
+}
+
+// renameExample renames the object keys of an example value, at any depth.
+func renameExample(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, e := range v {
+			if b, ok := namingSetB[k]; ok {
+				k = b
+			}
+			out[k] = renameExample(e)
+		}
+		return out
+	case []any:
+		for i, e := range v {
+			v[i] = renameExample(e)
+		}
+	}
+	return v
 }
 
 // NamingSetB returns the OpenAPI document as served by a deployment that

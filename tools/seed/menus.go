@@ -15,10 +15,18 @@ import (
 const BenchCatalogItems = 2000
 
 // Menu ids of a restaurant, by what the menu is for.
-func (g Generator) mainMenuID(restaurantID string) string  { return g.ID("menu/" + restaurantID + "/main") }
-func (g Generator) lunchMenuID(restaurantID string) string { return g.ID("menu/" + restaurantID + "/lunch") }
-func (g Generator) draftMenuID(restaurantID string) string { return g.ID("menu/" + restaurantID + "/draft") }
-func (g Generator) benchMenuID(restaurantID string) string { return g.ID("menu/" + restaurantID + "/bench") }
+func (g Generator) mainMenuID(restaurantID string) string {
+	return g.ID("menu/" + restaurantID + "/main")
+}
+func (g Generator) lunchMenuID(restaurantID string) string {
+	return g.ID("menu/" + restaurantID + "/lunch")
+}
+func (g Generator) draftMenuID(restaurantID string) string {
+	return g.ID("menu/" + restaurantID + "/draft")
+}
+func (g Generator) benchMenuID(restaurantID string) string {
+	return g.ID("menu/" + restaurantID + "/bench")
+}
 
 // GenerateMenus builds every restaurant's catalog and menus: the catalog the
 // orders are sold from (same item, category, option and menu ids), with
