@@ -69,15 +69,13 @@ func generatedClientCalls(t *testing.T, sys *loadgen.Stack, restaurant string) {
 		t.Fatalf("getOrder of an unknown order: %v %d %s", err, status(missing), string(missing.Body))
 	}
 
-	// Accounting, menus and catalog import are not deployed here: a read
-	// answers service_unavailable, a write capability_disabled.
+	menuCalls(t, c, rid, order.JSON200.Data.Order)
+
+	// Accounting and catalog import are not deployed here: a read answers
+	// service_unavailable, a write capability_disabled.
 	day := openapi_types.Date{Time: time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC)}
 	report, err := c.GetPaymentReportWithResponse(ctx, rid, &partnerclient.GetPaymentReportParams{StartDate: day, EndDate: day, Scope: partnerclient.GetPaymentReportParamsScopeDay})
 	unavailable(t, "getPaymentReport", report, err, func() *partnerclient.Error { return report.JSON503 }, "service_unavailable")
-	menus, err := c.ListMenusWithResponse(ctx, rid, nil)
-	unavailable(t, "listMenus", menus, err, func() *partnerclient.Error { return menus.JSON503 }, "service_unavailable")
-	created, err := c.CreateMenuWithResponse(ctx, rid, nil, partnerclient.CreateMenuJSONRequestBody{Name: "Lunch", IdempotencyKey: uuid.New()})
-	unavailable(t, "createMenu", created, err, func() *partnerclient.Error { return created.JSON503 }, "capability_disabled")
 	capabilities, err := c.GetCatalogImportCapabilitiesWithResponse(ctx, rid, nil)
 	unavailable(t, "getCatalogImportCapabilities", capabilities, err, func() *partnerclient.Error { return capabilities.JSON503 }, "service_unavailable")
 }
