@@ -88,11 +88,12 @@ func tenantOf(c *fiber.Ctx) (tenant, error) {
 	return tenant{id: id, clientID: ic.ClientID, currency: ic.Tenant.Currency}, nil
 }
 
-// uuidParam reads a path parameter that must be a uuid.
-func uuidParam(c *fiber.Ctx, name, shown string) (string, error) {
+// uuidParam reads a path identifier; one that is not a uuid names nothing
+// (404, as the gateway answers it).
+func uuidParam(c *fiber.Ctx, name string) (string, error) {
 	v := strings.ToLower(c.Params(name))
 	if !domain.IsUUID(v) {
-		return "", httpx.BadRequest("%s must be a uuid.", shown)
+		return "", httpx.NotFound()
 	}
 	return v, nil
 }
