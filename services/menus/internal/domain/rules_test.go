@@ -46,7 +46,7 @@ func TestItemChangesCheck(t *testing.T) {
 
 func TestAddItemsCheck(t *testing.T) {
 	id := func(i int) string {
-		return "a0000000-0000-4000-8000-" + strings.Repeat("0", 9) + string(rune('0'+i/100)) + string(rune('0'+i/10%10)) + string(rune('0'+i%10))
+		return fmt.Sprintf("a0000000-0000-4000-8000-%012d", i)
 	}
 	many := func(n int) []string {
 		out := make([]string, n)
