@@ -138,6 +138,10 @@ func TestCreateMenu(t *testing.T) {
 		})
 	}
 	e.t = t
+	big := `{"name":"X","idempotencyKey":"` + key(3) + `","pad":"` + strings.Repeat("x", 1<<20) + `"}`
+	if msg := e.errorOf(http.StatusRequestEntityTooLarge, http.MethodPost, menus(helsinki), helsinki, big); !strings.HasPrefix(msg, "payload_too_large") {
+		t.Fatal(msg)
+	}
 	if n := e.count("menus"); n != 6 {
 		t.Fatalf("%d menus", n)
 	}
