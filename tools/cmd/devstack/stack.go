@@ -265,6 +265,7 @@ Try:
 
   curl -s -H "Authorization: Bearer $TOKEN" %[1]s/v1/restaurants
   curl -s -H "Authorization: Bearer $TOKEN" "%[1]s/v1/restaurants/%[8]s/orders?limit=3"
+  curl -s -H "Authorization: Bearer $TOKEN" %[1]s/v1/restaurants/%[8]s/menus
   curl -s %[1]s/.well-known/oauth-authorization-server
 
 Approve the demo partner yourself:
