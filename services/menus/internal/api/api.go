@@ -11,11 +11,13 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"regexp"
 	"strconv"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
 	"partnerapi.dev/pkg/apispec"
+	"partnerapi.dev/pkg/fault"
 	"partnerapi.dev/pkg/httpx"
 	"partnerapi.dev/pkg/internalctx"
 	"partnerapi.dev/services/contracts"
@@ -53,7 +55,7 @@ func (h *Handlers) Routes(r fiber.Router) {
 	if h.NamingSet == NamingB {
 		pos = "/active"
 	}
-	g := r.Group(base, internalctx.Require(h.Keys))
+	g := r.Group(base, internalctx.Require(h.Keys), h.setBMessages)
 	g.Get("", h.listMenus)
 	g.Post("", h.createMenu)
 	g.Put(pos, h.setMenu(domain.POS))
@@ -101,6 +103,34 @@ func uuidParam(c *fiber.Ctx, name string) (string, error) {
 	}
 	return v, nil
 }
+
+// setBMessages names set-B fields in the domain's messages under set B
+// (the api's own messages name them already).
+func (h *Handlers) setBMessages(c *fiber.Ctx) error {
+	err := c.Next()
+	if err == nil || h.NamingSet != NamingB {
+		return err
+	}
+	var own *httpx.Error
+	if errors.As(err, &own) {
+		return err
+	}
+	kind, declared := fault.Of(err)
+	if kind != fault.Invalid && kind != fault.Conflict {
+		return err
+	}
+	msg := setAWord.ReplaceAllStringFunc(declared.Error(), func(w string) string { return setB[w] })
+	return fault.New(kind, msg)
+}
+
+// setAWord matches a set-A field name that set B renames, as a whole word.
+var setAWord = func() *regexp.Regexp {
+	names := make([]string, 0, len(setB))
+	for a := range setB {
+		names = append(names, regexp.QuoteMeta(a))
+	}
+	return regexp.MustCompile(`\b(` + strings.Join(names, "|") + `)\b`)
+}()
 
 // Field names of set B by their set-A name, and the reverse.
 var (

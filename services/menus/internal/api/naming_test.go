@@ -83,6 +83,11 @@ func TestNamingSetB(t *testing.T) {
 		patchBody(77, "v1", map[string]any{"basePriceMinor": 1})); !strings.Contains(msg, "basePriceMinor") {
 		t.Fatal(msg)
 	}
+	// The domain's messages name set-B fields too.
+	if msg := e.errorOf(http.StatusBadRequest, http.MethodPatch, itemPath(helsinki, menu, itemCoffee), helsinki,
+		patchBody(79, "v1", map[string]any{"priceMinor": -1})); !strings.Contains(msg, "changes.priceMinor must be") {
+		t.Fatal(msg)
+	}
 	e.unlisted = true
 	e.errorOf(http.StatusNotFound, http.MethodPut, menus(helsinki)+"/pos", helsinki, map[string]any{
 		"menuPublicId": menu, "expectedCategoryCount": 1, "expectedItemCount": 1, "expectedCurrentActiveMenuPublicId": menu, "idempotencyKey": key(78), "confirmed": true})

@@ -167,7 +167,6 @@ type Repository interface {
 // row lock that makes concurrent writers of the same thing wait, then
 // recheck.
 type Tx interface {
-	Context() context.Context
 	CreateMenu(restaurantID, menuID, name string) error
 	// LockMenu locks the menu row and returns it with its counts and state;
 	// ErrNotFound when the restaurant has no such menu.

@@ -194,7 +194,7 @@ func (s *Store) CatalogTarget(ctx context.Context, restaurantID, menuID string) 
 // Write runs fn and records its answer under the key, in one transaction.
 func (s *Store) Write(ctx context.Context, key domain.WriteKey, fn domain.WriteFunc) (domain.Answer, error) {
 	res, err := idempotency.Run(ctx, s.DB, idempotency.Request{Scope: key.Scope, Key: key.Key, Body: key.Body},
-		func(tx *gorm.DB) (int, any, error) { return fn(&txStore{db: tx, ctx: ctx}) })
+		func(tx *gorm.DB) (int, any, error) { return fn(&txStore{db: tx}) })
 	if errors.Is(err, idempotency.ErrKeyReused) {
 		return domain.Answer{}, domain.ErrKeyReused
 	}
@@ -203,11 +203,8 @@ func (s *Store) Write(ctx context.Context, key domain.WriteKey, fn domain.WriteF
 
 // txStore is the repository inside one write's transaction.
 type txStore struct {
-	db  *gorm.DB
-	ctx context.Context
+	db *gorm.DB
 }
-
-func (t *txStore) Context() context.Context { return t.ctx }
 
 func (t *txStore) CreateMenu(restaurantID, menuID, name string) error {
 	return t.db.Create(&menuRow{ID: menuID, RestaurantID: restaurantID, Name: name}).Error
