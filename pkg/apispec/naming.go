@@ -103,6 +103,9 @@ func renameToSetB(v any, at string) error {
 				v["name"] = b
 			}
 		}
+		if ex, ok := v["example"]; ok {
+			renameExampleKeys(ex)
+		}
 		if d, ok := v["description"].(string); ok {
 			for a, b := range namingSetB {
 				d = strings.ReplaceAll(d, "`"+a+"`", "`"+b+"`")
@@ -122,6 +125,27 @@ func renameToSetB(v any, at string) error {
 		}
 	}
 	return nil
+}
+
+// renameExampleKeys renames, in place, every set-A key of an example value,
+// so examples keep matching their renamed schemas.
+func renameExampleKeys(v any) {
+	switch v := v.(type) {
+	case map[string]any:
+		for a, b := range namingSetB {
+			if e, ok := v[a]; ok {
+				delete(v, a)
+				v[b] = e
+			}
+		}
+		for _, e := range v {
+			renameExampleKeys(e)
+		}
+	case []any:
+		for _, e := range v {
+			renameExampleKeys(e)
+		}
+	}
 }
 
 // NamingSetB returns the OpenAPI document as served by a deployment that
