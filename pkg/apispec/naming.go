@@ -159,3 +159,14 @@ func NamingSetB() []byte {
 	}
 	return b
 }
+
+// NamingSetBFields returns the menu resources' field names of set B by
+// their set-A name (a copy), for a service that serves set B to rename its
+// answers and read set-B request bodies.
+func NamingSetBFields() map[string]string {
+	out := make(map[string]string, len(namingSetB))
+	for a, b := range namingSetB {
+		out[a] = b
+	}
+	return out
+}

@@ -30,11 +30,40 @@ func pathRouter() (routers.Router, error) {
 			routerErr = err
 			return
 		}
-		local := *doc
-		local.Servers = openapi3.Servers{{URL: "/"}}
-		router, routerErr = gorillamux.NewRouter(&local)
+		router, routerErr = localRouter(doc)
 	})
 	return router, routerErr
+}
+
+func localRouter(doc *openapi3.T) (routers.Router, error) {
+	local := *doc
+	local.Servers = openapi3.Servers{{URL: "/"}}
+	return gorillamux.NewRouter(&local)
+}
+
+// setBRouter is pathRouter for the naming set B document.
+var setBRouter = sync.OnceValues(func() (routers.Router, error) {
+	doc, err := openapi3.NewLoader().LoadFromData(NamingSetB())
+	if err != nil {
+		return nil, err
+	}
+	if err := doc.Validate(context.Background()); err != nil {
+		return nil, err
+	}
+	return localRouter(doc)
+})
+
+// ValidateResponseSetB is ValidateResponse against the document as a
+// deployment serving menu naming set B serves it (NamingSetB).
+func ValidateResponseSetB(t testing.TB, method, path string, query url.Values, status int, header http.Header, body []byte) {
+	t.Helper()
+	r, err := setBRouter()
+	if err == nil {
+		err = checkResponse(r, method, path, query, status, header, body)
+	}
+	if err != nil {
+		t.Errorf("response of %s %s does not match the naming set B document: %v\nbody: %s", method, path, err, truncate(body))
+	}
 }
 
 // ValidateResponse fails t unless the response (status, headers, body) of
@@ -54,6 +83,10 @@ func CheckResponse(method, path string, query url.Values, status int, header htt
 	if err != nil {
 		return err
 	}
+	return checkResponse(r, method, path, query, status, header, body)
+}
+
+func checkResponse(r routers.Router, method, path string, query url.Values, status int, header http.Header, body []byte) error {
 	u := &url.URL{Path: path, RawQuery: query.Encode()}
 	req, err := http.NewRequest(method, u.String(), nil)
 	if err != nil {

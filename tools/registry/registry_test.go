@@ -87,8 +87,8 @@ func TestParseRejects(t *testing.T) {
 		{"command not named after the process", `"services/orders/cmd/orders"`, `"services/orders/cmd/orderd"`, "end in /orders"},
 		{"upstream that needs Kubernetes", `"port": 8082,`, `"port": 8082, "kubernetes": true,`, "a process that needs Kubernetes cannot be"},
 		{"call to a process declared later", `"port": 8081,`, `"port": 8081, "calls": ["orders"],`, `calls "orders", which is not a process declared before it`},
-		{"call to an unknown process", `"port": 8082,`, `"port": 8082, "calls": ["menus"],`, `calls "menus", which is not a process declared before it`},
-		{"call to a process that is not an upstream", `"port": 8086,`, `"port": 8086, "calls": ["partneroperator"],`, `calls "partneroperator", which is not an upstream`},
+		{"call to an unknown process", `"calls": ["menus"]`, `"calls": ["kitchen"]`, `calls "kitchen", which is not a process declared before it`},
+		{"call to a process that is not an upstream", `"calls": ["menus"]`, `"calls": ["partneroperator"]`, `calls "partneroperator", which is not an upstream`},
 		{"call to itself", `"port": 8082,`, `"port": 8082, "calls": ["orders"],`, `calls "orders", which is not a process declared before it`},
 		{"bad url variable", `"urlEnv": "ORDERS_URL"`, `"urlEnv": "ORDERS"`, "upstream needs a service and a urlEnv"},
 	} {

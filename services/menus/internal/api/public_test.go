@@ -1,0 +1,365 @@
+package api_test
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+func menus(r string) string { return "/v1/restaurants/" + r + "/menus" }
+
+func items(r, m string) string { return menus(r) + "/" + m + "/items" }
+
+func key(n int) string { return fmt.Sprintf("6e000000-0000-4000-8000-%012d", n) }
+
+func list(data map[string]any, k string) []any { v, _ := data[k].([]any); return v }
+
+func TestListMenus(t *testing.T) {
+	e := fixtureEnv(newEnv(t))
+	data := e.must(http.StatusOK, http.MethodGet, menus(helsinki), helsinki, nil)
+	if data["posMenuId"] != menuMain || data["onlineMenuId"] != menuMain || data["restaurantId"] != helsinki {
+		t.Fatalf("selection %v", data)
+	}
+	got := []string{}
+	for _, m := range list(data, "menus") {
+		m := m.(map[string]any)
+		got = append(got, fmt.Sprintf("%s %v %v %v %v", m["name"], m["isPosMenu"], m["isOnlineMenu"], m["categoryCount"], m["itemCount"]))
+	}
+	want := []string{"Autumn draft false false 1 1", "Lunch false false 1 1", "Main true true 3 4"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Fatalf("menus %v, want %v", got, want)
+	}
+	// Another restaurant sees only its own; a restaurant outside the
+	// context is 404; a query parameter of no use is 400.
+	if data := e.must(http.StatusOK, http.MethodGet, menus(other), other, nil); len(list(data, "menus")) != 1 || data["posMenuId"] != nil {
+		t.Fatalf("other %v", data)
+	}
+	e.errorOf(http.StatusNotFound, http.MethodGet, menus(other), helsinki, nil)
+	e.errorOf(http.StatusBadRequest, http.MethodGet, menus(helsinki)+"?limit=2", helsinki, nil)
+	e.errorOf(http.StatusUnauthorized, http.MethodGet, menus(helsinki), "", nil)
+}
+
+func TestListItems(t *testing.T) {
+	e := fixtureEnv(newEnv(t))
+	data := e.must(http.StatusOK, http.MethodGet, items(helsinki, menuMain), helsinki, nil)
+	rows := list(data, "items")
+	if len(rows) != 4 || data["truncated"] != false || data["nextAfter"] != nil || data["currency"] != "EUR" || data["menuId"] != menuMain {
+		t.Fatalf("listing %v", data)
+	}
+	first := rows[0].(map[string]any)
+	if first["catalogItemId"] != itemSalmon || first["effectivePriceMinor"] != 1790.0 || first["basePriceMinor"] != 1680.0 ||
+		first["priceSource"] != "menu_override" || first["categoryId"] != catSoups || first["categoryName"] != "Soups" ||
+		first["description"] != "Creamy, with dill" || first["availability"] != "available" || first["productType"] != "food" || first["openPrice"] != false {
+		t.Fatalf("salmon %v", first)
+	}
+	if second := rows[1].(map[string]any); second["priceSource"] != "base_price" || second["effectivePriceMinor"] != 1200.0 || second["availability"] != "sold_out" {
+		t.Fatalf("pea %v", second)
+	}
+	// The same item is priced by each menu.
+	if lunch := list(e.must(http.StatusOK, http.MethodGet, items(helsinki, menuLunch), helsinki, nil), "items"); lunch[0].(map[string]any)["effectivePriceMinor"] != 1680.0 {
+		t.Fatalf("lunch %v", lunch)
+	}
+
+	// Pages of 3 then 1, by item id.
+	var ids []string
+	page := e.must(http.StatusOK, http.MethodGet, items(helsinki, menuMain)+"?limit=3", helsinki, nil)
+	if page["truncated"] != true || page["nextAfter"] != itemCake {
+		t.Fatalf("page 1 %v", page)
+	}
+	for _, r := range list(page, "items") {
+		ids = append(ids, r.(map[string]any)["catalogItemId"].(string))
+	}
+	page = e.must(http.StatusOK, http.MethodGet, items(helsinki, menuMain)+"?limit=3&after="+itemCake, helsinki, nil)
+	if page["truncated"] != false || page["nextAfter"] != nil {
+		t.Fatalf("page 2 %v", page)
+	}
+	for _, r := range list(page, "items") {
+		ids = append(ids, r.(map[string]any)["catalogItemId"].(string))
+	}
+	if strings.Join(ids, ",") != strings.Join([]string{itemSalmon, itemPea, itemCake, itemBeer}, ",") {
+		t.Fatalf("ids %v", ids)
+	}
+
+	for availability, want := range map[string]string{"sold_out": itemPea, "hidden": itemBeer} {
+		rows := list(e.must(http.StatusOK, http.MethodGet, items(helsinki, menuMain)+"?availability="+availability, helsinki, nil), "items")
+		if len(rows) != 1 || rows[0].(map[string]any)["catalogItemId"] != want {
+			t.Fatalf("%s: %v", availability, rows)
+		}
+	}
+
+	for _, q := range []string{"?limit=0", "?limit=501", "?limit=x", "?availability=gone", "?after=nope", "?cursor=1"} {
+		e.errorOf(http.StatusBadRequest, http.MethodGet, items(helsinki, menuMain)+q, helsinki, nil)
+	}
+	e.errorOf(http.StatusBadRequest, http.MethodGet, items(helsinki, "not-a-uuid"), helsinki, nil)
+	e.errorOf(http.StatusNotFound, http.MethodGet, items(helsinki, otherMenu), helsinki, nil)
+	e.errorOf(http.StatusNotFound, http.MethodGet, items(helsinki, "b0000000-0000-4000-8000-0000000000ff"), helsinki, nil)
+}
+
+func TestCreateMenu(t *testing.T) {
+	e := fixtureEnv(newEnv(t))
+	body := map[string]any{"name": "Winter", "idempotencyKey": key(1)}
+	data := e.must(http.StatusCreated, http.MethodPost, menus(helsinki), helsinki, body)
+	m := data["menu"].(map[string]any)
+	if data["replayed"] != false || m["name"] != "Winter" || m["categoryCount"] != 0.0 || m["itemCount"] != 0.0 || m["isPosMenu"] != false || m["isOnlineMenu"] != false {
+		t.Fatalf("create %v", data)
+	}
+	again := e.must(http.StatusCreated, http.MethodPost, menus(helsinki), helsinki, body)
+	if again["replayed"] != true || again["menu"].(map[string]any)["menuId"] != m["menuId"] || again["actionId"] != data["actionId"] {
+		t.Fatalf("replay %v", again)
+	}
+	if msg := e.errorOf(http.StatusConflict, http.MethodPost, menus(helsinki), helsinki, map[string]any{"name": "Other", "idempotencyKey": key(1)}); !strings.Contains(msg, "different request body") {
+		t.Fatal(msg)
+	}
+	// The key is the caller's: another partner client may use the same one.
+	e.client = "client-2"
+	if d := e.must(http.StatusCreated, http.MethodPost, menus(helsinki), helsinki, map[string]any{"name": "Other", "idempotencyKey": key(1)}); d["replayed"] != false {
+		t.Fatalf("other client %v", d)
+	}
+	listed := e.must(http.StatusOK, http.MethodGet, menus(helsinki), helsinki, nil)
+	if len(list(listed, "menus")) != 5 || listed["posMenuId"] != menuMain || listed["onlineMenuId"] != menuMain {
+		t.Fatalf("after create %v", listed)
+	}
+
+	for name, b := range map[string]any{
+		"no name":         map[string]any{"idempotencyKey": key(2)},
+		"empty name":      map[string]any{"name": "", "idempotencyKey": key(2)},
+		"long name":       map[string]any{"name": strings.Repeat("é", 201), "idempotencyKey": key(2)},
+		"no key":          map[string]any{"name": "X"},
+		"key not a uuid":  map[string]any{"name": "X", "idempotencyKey": "k"},
+		"unknown field":   map[string]any{"name": "X", "idempotencyKey": key(2), "isPosMenu": true},
+		"malformed":       `{"name":`,
+		"not an object":   `[]`,
+		"confirmed given": map[string]any{"name": "X", "idempotencyKey": key(2), "confirmed": true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			e.t = t
+			e.errorOf(http.StatusBadRequest, http.MethodPost, menus(helsinki), helsinki, b)
+		})
+	}
+	e.t = t
+	if n := e.count("menus"); n != 6 {
+		t.Fatalf("%d menus", n)
+	}
+}
+
+func addBody(k int, cats, items int, ids ...string) map[string]any {
+	if ids == nil {
+		ids = []string{}
+	}
+	return map[string]any{"catalogItemIds": ids, "expectedCategoryCount": cats, "expectedItemCount": items, "idempotencyKey": key(k), "confirmed": true}
+}
+
+func TestAddItems(t *testing.T) {
+	e := fixtureEnv(newEnv(t))
+	// Coffee's category (drinks) joins the draft; salmon's (soups) too.
+	body := addBody(10, 1, 1, itemCoffee, itemSalmon)
+	data := e.must(http.StatusOK, http.MethodPost, items(helsinki, menuDraft), helsinki, body)
+	m := data["menu"].(map[string]any)
+	if m["categoryCount"] != 3.0 || m["itemCount"] != 3.0 || m["isPosMenu"] != false || fmt.Sprint(data["addedCatalogItemIds"]) != fmt.Sprint([]any{itemCoffee, itemSalmon}) {
+		t.Fatalf("add %v", data)
+	}
+	if again := e.must(http.StatusOK, http.MethodPost, items(helsinki, menuDraft), helsinki, body); again["replayed"] != true || again["menu"].(map[string]any)["itemCount"] != 3.0 {
+		t.Fatalf("replay %v", again)
+	}
+	// The same key for another menu is another request.
+	e.errorOf(http.StatusConflict, http.MethodPost, items(helsinki, menuLunch), helsinki, body)
+
+	cases := []struct {
+		name   string
+		menu   string
+		body   any
+		status int
+		says   string
+	}{
+		{"unknown items listed", menuDraft, addBody(11, 3, 3, itemCake, otherItem, "a0000000-0000-4000-8000-0000000000ee"), http.StatusBadRequest, otherItem + ", a0000000-0000-4000-8000-0000000000ee"},
+		{"already on the menu", menuDraft, addBody(12, 3, 3, itemCake, itemCoffee), http.StatusConflict, "already on the menu: " + itemCoffee},
+		{"stale counts", menuDraft, addBody(13, 1, 1, itemCake), http.StatusConflict, "has 3 categories and 3 items, not 1 and 1"},
+		{"published menu", menuMain, addBody(14, 3, 4, itemCoffee), http.StatusConflict, "no longer an inactive draft"},
+		{"not confirmed", menuDraft, map[string]any{"catalogItemIds": []string{itemCake}, "expectedCategoryCount": 3, "expectedItemCount": 3, "idempotencyKey": key(15), "confirmed": false}, http.StatusBadRequest, "confirmed"},
+		{"no ids", menuDraft, addBody(16, 3, 3), http.StatusBadRequest, "1 to 50"},
+		{"51 ids", menuDraft, addBody(17, 3, 3, manyIDs(51)...), http.StatusBadRequest, "1 to 50"},
+		{"repeated id", menuDraft, addBody(18, 3, 3, itemCake, itemCake), http.StatusBadRequest, "twice"},
+		{"no counts", menuDraft, map[string]any{"catalogItemIds": []string{itemCake}, "idempotencyKey": key(19), "confirmed": true}, http.StatusBadRequest, "required"},
+		{"unknown menu", "b0000000-0000-4000-8000-0000000000ff", addBody(20, 0, 0, itemCake), http.StatusNotFound, ""},
+		{"other restaurant's menu", otherMenu, addBody(21, 1, 1, itemCake), http.StatusNotFound, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			e.t = t
+			if msg := e.errorOf(c.status, http.MethodPost, items(helsinki, c.menu), helsinki, c.body); !strings.Contains(msg, c.says) {
+				t.Fatalf("message %q does not say %q", msg, c.says)
+			}
+		})
+	}
+	e.t = t
+	if d := e.must(http.StatusOK, http.MethodGet, menus(helsinki), helsinki, nil); d["posMenuId"] != menuMain || d["onlineMenuId"] != menuMain {
+		t.Fatalf("adding published something: %v", d)
+	}
+	// 50 is allowed (all unknown here: 400 naming them, not a bound error).
+	if msg := e.errorOf(http.StatusBadRequest, http.MethodPost, items(helsinki, menuDraft), helsinki, addBody(22, 3, 3, manyIDs(50)...)); !strings.Contains(msg, "not in the restaurant's catalog") {
+		t.Fatal(msg)
+	}
+}
+
+func manyIDs(n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = fmt.Sprintf("a1000000-0000-4000-8000-%012d", i)
+	}
+	return out
+}
+
+func itemPath(r, m, i string) string { return items(r, m) + "/" + i }
+
+func patchBody(k int, version string, changes map[string]any) map[string]any {
+	return map[string]any{"expectedVersion": version, "changes": changes, "idempotencyKey": key(k), "confirmed": true}
+}
+
+func TestInspectAndEditDraftItem(t *testing.T) {
+	e := fixtureEnv(newEnv(t))
+	target := e.must(http.StatusOK, http.MethodGet, itemPath(helsinki, menuDraft, itemSpecial), helsinki, nil)
+	item := target["item"].(map[string]any)
+	if target["canEdit"] != true || target["sharedMenuCount"] != 0.0 || item["name"] != "Chef's Special" || item["basePriceMinor"] != 1500.0 ||
+		item["categoryId"] != catDesserts || item["description"] != nil || item["visible"] != true || item["showInKitchen"] != true {
+		t.Fatalf("target %v", target)
+	}
+	v1 := target["version"].(string)
+	if shared := e.must(http.StatusOK, http.MethodGet, itemPath(helsinki, menuLunch, itemSalmon), helsinki, nil); shared["canEdit"] != false || shared["sharedMenuCount"] != 1.0 {
+		t.Fatalf("shared %v", shared)
+	}
+	if pub := e.must(http.StatusOK, http.MethodGet, itemPath(helsinki, menuMain, itemCake), helsinki, nil); pub["canEdit"] != false || pub["sharedMenuCount"] != 0.0 {
+		t.Fatalf("published %v", pub)
+	}
+	revision := func() string { e.t.Helper(); e.scopes = catalogScopes; defer func() { e.scopes = allScopes }(); return e.target(helsinki, menuDraft).Revision }
+	before := revision()
+
+	body := patchBody(30, v1, map[string]any{"name": "Chef's Autumn Special", "basePriceMinor": 1650, "description": "Ask the staff", "showInKitchen": false})
+	data := e.must(http.StatusOK, http.MethodPatch, itemPath(helsinki, menuDraft, itemSpecial), helsinki, body)
+	edited := data["item"].(map[string]any)
+	if data["previousVersion"] != v1 || data["version"] == v1 || edited["name"] != "Chef's Autumn Special" || edited["basePriceMinor"] != 1650.0 ||
+		edited["description"] != "Ask the staff" || edited["showInKitchen"] != false || edited["visible"] != true || data["menuId"] != menuDraft {
+		t.Fatalf("edit %v", data)
+	}
+	v2 := data["version"].(string)
+	if again := e.must(http.StatusOK, http.MethodPatch, itemPath(helsinki, menuDraft, itemSpecial), helsinki, body); again["replayed"] != true || again["version"] != v2 {
+		t.Fatalf("replay %v", again)
+	}
+	if now := e.must(http.StatusOK, http.MethodGet, itemPath(helsinki, menuDraft, itemSpecial), helsinki, nil); now["version"] != v2 {
+		t.Fatalf("version after edit %v", now)
+	}
+	if revision() == before {
+		t.Fatal("an item edit did not move its menu's revision")
+	}
+	// description may be cleared with null.
+	cleared := e.must(http.StatusOK, http.MethodPatch, itemPath(helsinki, menuDraft, itemSpecial), helsinki, patchBody(31, v2, map[string]any{"description": nil}))
+	if cleared["item"].(map[string]any)["description"] != nil || cleared["previousVersion"] != v2 {
+		t.Fatalf("cleared %v", cleared)
+	}
+	v3 := cleared["version"].(string)
+
+	cases := []struct {
+		name   string
+		menu   string
+		item   string
+		body   any
+		status int
+		says   string
+	}{
+		{"stale version", menuDraft, itemSpecial, patchBody(32, v1, map[string]any{"visible": false}), http.StatusConflict, "changed since it was inspected"},
+		{"shared item", menuLunch, itemSalmon, patchBody(33, "v1", map[string]any{"visible": false}), http.StatusConflict, "also on 1 other menu"},
+		{"published menu", menuMain, itemCake, patchBody(34, "v1", map[string]any{"visible": false}), http.StatusConflict, "no longer an inactive draft"},
+		{"empty changes", menuDraft, itemSpecial, patchBody(35, v3, map[string]any{}), http.StatusBadRequest, "changes is empty"},
+		{"unreviewed field", menuDraft, itemSpecial, patchBody(36, v3, map[string]any{"availability": "hidden"}), http.StatusBadRequest, "availability"},
+		{"null name", menuDraft, itemSpecial, patchBody(37, v3, map[string]any{"name": nil}), http.StatusBadRequest, "cannot be null"},
+		{"price too high", menuDraft, itemSpecial, patchBody(38, v3, map[string]any{"basePriceMinor": 1_000_000_001}), http.StatusBadRequest, "basePriceMinor"},
+		{"negative price", menuDraft, itemSpecial, patchBody(39, v3, map[string]any{"basePriceMinor": -1}), http.StatusBadRequest, "basePriceMinor"},
+		{"long description", menuDraft, itemSpecial, patchBody(40, v3, map[string]any{"description": strings.Repeat("x", 2001)}), http.StatusBadRequest, "2000"},
+		{"no version", menuDraft, itemSpecial, map[string]any{"changes": map[string]any{"visible": false}, "idempotencyKey": key(41), "confirmed": true}, http.StatusBadRequest, "expectedVersion"},
+		{"not confirmed", menuDraft, itemSpecial, map[string]any{"expectedVersion": v3, "changes": map[string]any{"visible": false}, "idempotencyKey": key(42)}, http.StatusBadRequest, "confirmed"},
+		{"item not on the menu", menuDraft, itemCake, patchBody(43, "v1", map[string]any{"visible": false}), http.StatusNotFound, ""},
+		{"other restaurant's item", menuDraft, otherItem, patchBody(44, "v1", map[string]any{"visible": false}), http.StatusNotFound, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			e.t = t
+			if msg := e.errorOf(c.status, http.MethodPatch, itemPath(helsinki, c.menu, c.item), helsinki, c.body); !strings.Contains(msg, c.says) {
+				t.Fatalf("message %q does not say %q", msg, c.says)
+			}
+		})
+	}
+	e.t = t
+	e.errorOf(http.StatusNotFound, http.MethodGet, itemPath(helsinki, menuDraft, itemCake), helsinki, nil)
+	e.errorOf(http.StatusBadRequest, http.MethodGet, itemPath(helsinki, menuDraft, "x"), helsinki, nil)
+	if d := e.must(http.StatusOK, http.MethodGet, menus(helsinki), helsinki, nil); d["posMenuId"] != menuMain || d["onlineMenuId"] != menuMain {
+		t.Fatalf("editing published something: %v", d)
+	}
+}
+
+func setBody(k int, menu string, cats, items int, currentField string, current any) map[string]any {
+	return map[string]any{"menuId": menu, "expectedCategoryCount": cats, "expectedItemCount": items, currentField: current, "idempotencyKey": key(k), "confirmed": true}
+}
+
+func TestSetPosAndOnlineMenus(t *testing.T) {
+	e := fixtureEnv(newEnv(t))
+	pos, online := menus(helsinki)+"/pos", menus(helsinki)+"/online"
+	data := e.must(http.StatusOK, http.MethodPut, pos, helsinki, setBody(50, menuDraft, 1, 1, "expectedCurrentPosMenuId", menuMain))
+	if data["previousPosMenuId"] != menuMain || data["menu"].(map[string]any)["isPosMenu"] != true || data["menu"].(map[string]any)["menuId"] != menuDraft {
+		t.Fatalf("set pos %v", data)
+	}
+	if again := e.must(http.StatusOK, http.MethodPut, pos, helsinki, setBody(50, menuDraft, 1, 1, "expectedCurrentPosMenuId", menuMain)); again["replayed"] != true || again["previousPosMenuId"] != menuMain {
+		t.Fatalf("replay %v", again)
+	}
+	// Setting the current menu again succeeds and returns itself.
+	if same := e.must(http.StatusOK, http.MethodPut, pos, helsinki, setBody(51, menuDraft, 1, 1, "expectedCurrentPosMenuId", menuDraft)); same["previousPosMenuId"] != menuDraft {
+		t.Fatalf("same %v", same)
+	}
+	listed := e.must(http.StatusOK, http.MethodGet, menus(helsinki), helsinki, nil)
+	if listed["posMenuId"] != menuDraft || listed["onlineMenuId"] != menuMain {
+		t.Fatalf("after set pos %v", listed)
+	}
+	data = e.must(http.StatusOK, http.MethodPut, online, helsinki, setBody(52, menuLunch, 1, 1, "expectedCurrentOnlineMenuId", menuMain))
+	if data["previousOnlineMenuId"] != menuMain || data["menu"].(map[string]any)["isOnlineMenu"] != true {
+		t.Fatalf("set online %v", data)
+	}
+	empty := e.must(http.StatusCreated, http.MethodPost, menus(helsinki), helsinki, map[string]any{"name": "Empty", "idempotencyKey": key(53)})["menu"].(map[string]any)["menuId"].(string)
+	// An empty menu may be the POS menu, never the online menu.
+	cases := []struct {
+		name   string
+		path   string
+		body   any
+		status int
+		says   string
+	}{
+		{"stale current pos", pos, setBody(54, menuMain, 3, 4, "expectedCurrentPosMenuId", menuMain), http.StatusConflict, "current POS menu changed since review: it is now " + menuDraft},
+		{"stale current online", online, setBody(55, menuMain, 3, 4, "expectedCurrentOnlineMenuId", nil), http.StatusConflict, "current online menu changed"},
+		{"stale counts", pos, setBody(56, menuMain, 3, 3, "expectedCurrentPosMenuId", menuDraft), http.StatusConflict, "has 3 categories and 4 items, not 3 and 3"},
+		{"empty online menu", online, setBody(57, empty, 0, 0, "expectedCurrentOnlineMenuId", menuLunch), http.StatusConflict, "empty menu"},
+		{"unknown menu", pos, setBody(58, "b0000000-0000-4000-8000-0000000000ff", 0, 0, "expectedCurrentPosMenuId", menuDraft), http.StatusNotFound, ""},
+		{"other restaurant's menu", pos, setBody(59, otherMenu, 1, 1, "expectedCurrentPosMenuId", menuDraft), http.StatusNotFound, ""},
+		{"the other operation's field", pos, setBody(60, menuMain, 3, 4, "expectedCurrentOnlineMenuId", menuDraft), http.StatusBadRequest, "expectedCurrentOnlineMenuId"},
+		{"no current", pos, map[string]any{"menuId": menuMain, "expectedCategoryCount": 3, "expectedItemCount": 4, "idempotencyKey": key(61), "confirmed": true}, http.StatusBadRequest, "expectedCurrentPosMenuId"},
+		{"menu id not a uuid", pos, setBody(62, "m", 3, 4, "expectedCurrentPosMenuId", nil), http.StatusBadRequest, "uuid"},
+		{"not confirmed", pos, map[string]any{"menuId": menuMain, "expectedCategoryCount": 3, "expectedItemCount": 4, "expectedCurrentPosMenuId": nil, "idempotencyKey": key(63), "confirmed": false}, http.StatusBadRequest, "confirmed"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			e.t = t
+			if msg := e.errorOf(c.status, http.MethodPut, c.path, helsinki, c.body); !strings.Contains(msg, c.says) {
+				t.Fatalf("message %q does not say %q", msg, c.says)
+			}
+		})
+	}
+	e.t = t
+	if d := e.must(http.StatusOK, http.MethodPut, pos, helsinki, setBody(64, empty, 0, 0, "expectedCurrentPosMenuId", menuDraft)); d["previousPosMenuId"] != menuDraft {
+		t.Fatalf("empty pos %v", d)
+	}
+	// Naming set A has no /menus/active (nor has its document).
+	e.unlisted = true
+	e.errorOf(http.StatusNotFound, http.MethodPut, menus(helsinki)+"/active", helsinki, setBody(65, menuMain, 3, 4, "expectedCurrentPosMenuId", empty))
+	e.unlisted = false
+	// A restaurant with no selection yet: null is the current menu.
+	if d := e.must(http.StatusOK, http.MethodPut, menus(other)+"/online", other, setBody(66, otherMenu, 1, 1, "expectedCurrentOnlineMenuId", nil)); d["previousOnlineMenuId"] != nil {
+		t.Fatalf("first online %v", d)
+	}
+}

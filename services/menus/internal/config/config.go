@@ -1,0 +1,42 @@
+// Package config is the menus service's configuration, read once from the
+// environment; a bad value stops the process with the variable's name.
+package config
+
+import (
+	"errors"
+
+	"partnerapi.dev/pkg/config"
+	"partnerapi.dev/pkg/database"
+	"partnerapi.dev/pkg/internalctx"
+)
+
+// Database is what migrate and import need.
+type Database struct {
+	Database database.Config
+}
+
+// Serve is what serve needs.
+type Serve struct {
+	HTTPAddr            string `env:"HTTP_ADDR, default=127.0.0.1:8085"`
+	InternalHTTPAddr    string `env:"INTERNAL_HTTP_ADDR, default=127.0.0.1:9085"`
+	Database            database.Config
+	InternalContextKeys config.Secret `env:"INTERNAL_CONTEXT_KEYS, required"`
+	IngestToken         config.Secret `env:"INGEST_TOKEN, required"`
+	// MenuNamingSet is the contract's naming set the deployment serves
+	// (A or B); it must match the gateway's.
+	MenuNamingSet string `env:"MENU_NAMING_SET, default=A"`
+}
+
+// Validate checks the secrets' shapes and the naming set.
+func (c *Serve) Validate() error {
+	if _, err := internalctx.ParseKeys(c.InternalContextKeys.Reveal()); err != nil {
+		return errors.New("INTERNAL_CONTEXT_KEYS: " + err.Error())
+	}
+	if len(c.IngestToken.Reveal()) < 16 {
+		return errors.New("INGEST_TOKEN must be at least 16 characters")
+	}
+	if c.MenuNamingSet != "A" && c.MenuNamingSet != "B" {
+		return errors.New("MENU_NAMING_SET must be A or B")
+	}
+	return nil
+}

@@ -1,0 +1,18 @@
+// Package migrations holds the menus schema as numbered goose SQL files plus
+// the idempotency key table (a Go migration of pkg/idempotency).
+package migrations
+
+import (
+	"embed"
+
+	"github.com/pressly/goose/v3"
+	"partnerapi.dev/pkg/idempotency"
+)
+
+// FS is the embedded migration files.
+//
+//go:embed *.sql
+var FS embed.FS
+
+// Go are the migrations written in Go, applied with FS.
+func Go() []*goose.Migration { return []*goose.Migration{idempotency.Migration(2)} }
