@@ -78,6 +78,7 @@ func TestMain(m *testing.M) {
 
 type env struct {
 	t        testing.TB
+	h        *api.Handlers
 	app      *fiber.App
 	keys     *internalctx.Keyring
 	db       *database.DB
@@ -116,8 +117,8 @@ func newEnv(t testing.TB, opts options) *env {
 		s = *opts.settings
 	}
 	client := &menus.Client{BaseURL: e.menusURL, HTTP: &http.Client{Timeout: 20 * time.Second}}
-	h := &api.Handlers{Settings: s, Menus: client.For, Imports: e.store, Keys: keys}
-	e.app = h.App(nil)
+	e.h = &api.Handlers{Settings: s, Menus: client.For, Imports: e.store, Keys: keys}
+	e.app = e.h.App(nil)
 	return e
 }
 
@@ -140,7 +141,7 @@ func migrateBoth(ctx context.Context, dbURL string) error {
 
 func menusEnv(dbURL, addr, internalAddr string) []string {
 	return []string{"DATABASE_URL=" + dbURL, "INTERNAL_CONTEXT_KEYS=" + keySpec, "HTTP_ADDR=" + addr,
-		"INTERNAL_HTTP_ADDR=" + internalAddr, "LOG_LEVEL=warn"}
+		"INTERNAL_HTTP_ADDR=" + internalAddr, "INGEST_TOKEN=test-ingest-token-0123456789", "LOG_LEVEL=warn"}
 }
 
 func freeAddr(t testing.TB) string {
