@@ -653,8 +653,8 @@ type CatalogImportCapabilitiesTargetModes string
 // unique across all groups); every reference resolving (`categoryRef` to a `menuCategories` or
 // `existingMenuCategories` ref, `optionGroupRef`, `productCategoryRef`, a combo component's
 // `menuItemRef` to a `menuItems` ref of the same document); names 1–200 characters, descriptions
-// at most 2,000, codes (`productType`, `tag`, `unit`, classes and policies) at most 64 (characters,
-// not bytes); prices 0 to 1,000,000,000 minor units; `maxSelections` 1–100, `minSelections` from 0
+// at most 2,000, `productType` 1–64 and other codes (`tag`, an item's `unit`, classes and policies)
+// at most 64, a product's `unit` 1–32 (characters, not bytes); prices 0 to 1,000,000,000 minor units; `maxSelections` 1–100, `minSelections` from 0
 // to `maxSelections` and at most the group's options; combo quantities 1–99; the limits of
 // capabilities. `menu.name` names a new draft; an existing draft keeps its name.
 type CatalogImportDocument struct {
@@ -1523,8 +1523,8 @@ type ApplyCatalogImportJSONBody struct {
 	// unique across all groups); every reference resolving (`categoryRef` to a `menuCategories` or
 	// `existingMenuCategories` ref, `optionGroupRef`, `productCategoryRef`, a combo component's
 	// `menuItemRef` to a `menuItems` ref of the same document); names 1–200 characters, descriptions
-	// at most 2,000, codes (`productType`, `tag`, `unit`, classes and policies) at most 64 (characters,
-	// not bytes); prices 0 to 1,000,000,000 minor units; `maxSelections` 1–100, `minSelections` from 0
+	// at most 2,000, `productType` 1–64 and other codes (`tag`, an item's `unit`, classes and policies)
+	// at most 64, a product's `unit` 1–32 (characters, not bytes); prices 0 to 1,000,000,000 minor units; `maxSelections` 1–100, `minSelections` from 0
 	// to `maxSelections` and at most the group's options; combo quantities 1–99; the limits of
 	// capabilities. `menu.name` names a new draft; an existing draft keeps its name.
 	Document         CatalogImportDocument `json:"document"`
@@ -1560,8 +1560,8 @@ type PlanCatalogImportJSONBody struct {
 	// unique across all groups); every reference resolving (`categoryRef` to a `menuCategories` or
 	// `existingMenuCategories` ref, `optionGroupRef`, `productCategoryRef`, a combo component's
 	// `menuItemRef` to a `menuItems` ref of the same document); names 1–200 characters, descriptions
-	// at most 2,000, codes (`productType`, `tag`, `unit`, classes and policies) at most 64 (characters,
-	// not bytes); prices 0 to 1,000,000,000 minor units; `maxSelections` 1–100, `minSelections` from 0
+	// at most 2,000, `productType` 1–64 and other codes (`tag`, an item's `unit`, classes and policies)
+	// at most 64, a product's `unit` 1–32 (characters, not bytes); prices 0 to 1,000,000,000 minor units; `maxSelections` 1–100, `minSelections` from 0
 	// to `maxSelections` and at most the group's options; combo quantities 1–99; the limits of
 	// capabilities. `menu.name` names a new draft; an existing draft keeps its name.
 	Document CatalogImportDocument `json:"document"`

@@ -18,7 +18,9 @@ const (
 	MaxNameLength        = 200
 	MaxDescriptionLength = 2000
 	// MaxCodeLength bounds short codes (productType, unit, tag, classes).
-	MaxCodeLength  = 64
+	MaxCodeLength = 64
+	// MaxUnitLength bounds a product's stock unit.
+	MaxUnitLength  = 32
 	MaxPriceMinor  = 1_000_000_000
 	MaxQuantity    = 99
 	MaxPercentage  = 100
@@ -369,7 +371,7 @@ func (v *validator) run(target *contracts.CatalogTarget) {
 			v.fail("description_too_long", at("menuItems", i, "description"), fmt.Sprintf("description must be at most %d characters.", MaxDescriptionLength))
 		}
 		v.optCode(it.Tag, at("menuItems", i, "tag"))
-		v.code(it.ProductType, at("menuItems", i, "productType"), false)
+		v.code(it.ProductType, at("menuItems", i, "productType"), true)
 		v.optCode(it.Unit, at("menuItems", i, "unit"))
 		v.optCode(it.AlcoholType, at("menuItems", i, "alcoholType"))
 		v.optCode(it.RegulatedProductClassOverride, at("menuItems", i, "regulatedProductClassOverride"))
@@ -421,7 +423,9 @@ func (v *validator) run(target *contracts.CatalogTarget) {
 		}
 		usedProductCategories[p.ProductCategoryRef] = true
 		v.name(p.Name, at("products", i, "name"))
-		v.code(p.Unit, at("products", i, "unit"), true)
+		if n := utf8.RuneCountInString(p.Unit); strings.TrimSpace(p.Unit) == "" || n > MaxUnitLength {
+			v.fail("value_invalid", at("products", i, "unit"), fmt.Sprintf("unit must be 1 to %d characters, e.g. kg, l or pcs.", MaxUnitLength))
+		}
 	}
 	for i, pc := range d.ProductCategories {
 		if !usedProductCategories[pc.Ref] {

@@ -99,6 +99,8 @@ func TestPlanErrors(t *testing.T) {
 		{"option name empty", newDraft, func(d *contracts.CatalogDocument) { d.OptionGroups[0].Options[2].Name = "" }, "name_invalid", "/optionGroups/0/options/2/name", nil},
 		{"product category name empty", newDraft, func(d *contracts.CatalogDocument) { d.ProductCategories[1].Name = "" }, "name_invalid", "/productCategories/1/name", nil},
 		{"product name empty", newDraft, func(d *contracts.CatalogDocument) { d.Products[1].Name = "" }, "name_invalid", "/products/1/name", nil},
+		{"product unit of 33 characters", newDraft, func(d *contracts.CatalogDocument) { d.Products[0].Unit = strings.Repeat("u", 33) }, "value_invalid", "/products/0/unit", nil},
+		{"product type empty", newDraft, func(d *contracts.CatalogDocument) { d.MenuItems[3].ProductType = "" }, "value_invalid", "/menuItems/3/productType", nil},
 		{"product unit empty", newDraft, func(d *contracts.CatalogDocument) { d.Products[1].Unit = "" }, "value_invalid", "/products/1/unit", nil},
 		{"combo name empty", newDraft, func(d *contracts.CatalogDocument) { d.Combos[1].Name = "" }, "name_invalid", "/combos/1/name", nil},
 		{"description of 2,001 characters", newDraft, func(d *contracts.CatalogDocument) { d.MenuItems[2].Description = s(strings.Repeat("é", 2001)) }, "description_too_long", "/menuItems/2/description", nil},
