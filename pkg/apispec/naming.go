@@ -104,7 +104,7 @@ func renameToSetB(v any, at string) error {
 			}
 		}
 		if ex, ok := v["example"]; ok {
-			renameExampleKeys(ex)
+			v["example"] = renameExample(ex)
 		}
 		if d, ok := v["description"].(string); ok {
 			for a, b := range namingSetB {
@@ -127,25 +127,24 @@ func renameToSetB(v any, at string) error {
 	return nil
 }
 
-// renameExampleKeys renames, in place, every set-A key of an example value,
-// so examples keep matching their renamed schemas.
-func renameExampleKeys(v any) {
+// renameExample renames the object keys of an example value, at any depth.
+func renameExample(v any) any {
 	switch v := v.(type) {
 	case map[string]any:
-		for a, b := range namingSetB {
-			if e, ok := v[a]; ok {
-				delete(v, a)
-				v[b] = e
+		out := make(map[string]any, len(v))
+		for k, e := range v {
+			if b, ok := namingSetB[k]; ok {
+				k = b
 			}
+			out[k] = renameExample(e)
 		}
-		for _, e := range v {
-			renameExampleKeys(e)
-		}
+		return out
 	case []any:
-		for _, e := range v {
-			renameExampleKeys(e)
+		for i, e := range v {
+			v[i] = renameExample(e)
 		}
 	}
+	return v
 }
 
 // NamingSetB returns the OpenAPI document as served by a deployment that

@@ -264,6 +264,24 @@ func (e MenuItemListingItemsAvailability) Valid() bool {
 	}
 }
 
+// Defines values for MenuItemListingItemsPriceSource.
+const (
+	BasePrice    MenuItemListingItemsPriceSource = "base_price"
+	MenuOverride MenuItemListingItemsPriceSource = "menu_override"
+)
+
+// Valid indicates whether the value is a known member of the MenuItemListingItemsPriceSource enum.
+func (e MenuItemListingItemsPriceSource) Valid() bool {
+	switch e {
+	case BasePrice:
+		return true
+	case MenuOverride:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for OrderDetailsStatus.
 const (
 	OrderDetailsStatusPaid              OrderDetailsStatus = "paid"
@@ -1012,11 +1030,13 @@ type MenuItemListing struct {
 		Description    *string `json:"description,omitempty"`
 
 		// EffectivePriceMinor Price in this menu.
-		EffectivePriceMinor int     `json:"effectivePriceMinor"`
-		Name                string  `json:"name"`
-		OpenPrice           *bool   `json:"openPrice,omitempty"`
-		PriceSource         *string `json:"priceSource,omitempty"`
-		ProductType         *string `json:"productType,omitempty"`
+		EffectivePriceMinor int    `json:"effectivePriceMinor"`
+		Name                string `json:"name"`
+		OpenPrice           *bool  `json:"openPrice,omitempty"`
+
+		// PriceSource `menu_override`: the menu's own price; `base_price`: the restaurant-wide price.
+		PriceSource *MenuItemListingItemsPriceSource `json:"priceSource,omitempty"`
+		ProductType *string                          `json:"productType,omitempty"`
 	} `json:"items"`
 	MenuId       Uuid          `json:"menuId"`
 	NextAfter    *NullableUuid `json:"nextAfter"`
@@ -1026,6 +1046,9 @@ type MenuItemListing struct {
 
 // MenuItemListingItemsAvailability defines model for MenuItemListing.Items.Availability.
 type MenuItemListingItemsAvailability string
+
+// MenuItemListingItemsPriceSource `menu_override`: the menu's own price; `base_price`: the restaurant-wide price.
+type MenuItemListingItemsPriceSource string
 
 // MethodKey card, cash, online, manual, or a marketplace key (wolt, foodora, uber_eats).
 type MethodKey = string
@@ -1611,9 +1634,11 @@ type SetOnlineMenuJSONBody struct {
 	Confirmed                   SetOnlineMenuJSONBodyConfirmed `json:"confirmed"`
 	ExpectedCategoryCount       int                            `json:"expectedCategoryCount"`
 	ExpectedCurrentOnlineMenuId *NullableUuid                  `json:"expectedCurrentOnlineMenuId"`
-	ExpectedItemCount           int                            `json:"expectedItemCount"`
-	IdempotencyKey              Uuid                           `json:"idempotencyKey"`
-	MenuId                      Uuid                           `json:"menuId"`
+
+	// ExpectedItemCount An empty menu cannot be the online menu (409).
+	ExpectedItemCount int  `json:"expectedItemCount"`
+	IdempotencyKey    Uuid `json:"idempotencyKey"`
+	MenuId            Uuid `json:"menuId"`
 }
 
 // SetOnlineMenuParams defines parameters for SetOnlineMenu.

@@ -1,14 +1,14 @@
 // Command seed generates the deterministic demo data set and loads it into
 // running services through their admin and ingestion APIs.
 //
-//	seed [--seed 42] [--size demo|bench] --identity-url URL --orders-url URL
+//	seed [--seed 42] [--size demo|bench] --identity-url URL --orders-url URL --menus-url URL
 //	seed --size bench --orders-out orders.ndjson   (then: orders import --file orders.ndjson)
 //	seed --size bench --bench-orders 5000000 --orders-out -   (a larger bench data set)
 //
 // --identity-url is identity's internal listener (INTERNAL_HTTP_ADDR), where
 // the admin API is. ADMIN_TOKEN (identity's admin API) and INGEST_TOKEN
-// (orders ingestion) come from the environment. --identity-url "" or
-// --orders-url "" skips that part.
+// (orders and menus ingestion) come from the environment. --identity-url "",
+// --orders-url "" or --menus-url "" skips that part.
 package main
 
 import (
@@ -33,6 +33,7 @@ func run(ctx context.Context, args []string) error {
 	size := fs.String("size", string(seed.SizeDemo), "demo or bench")
 	identityURL := fs.String("identity-url", "http://127.0.0.1:9081", "base URL of identity's internal listener, where the admin API is (empty: skip the directory)")
 	ordersURL := fs.String("orders-url", "http://127.0.0.1:8082", "orders service base URL (empty: skip loading orders)")
+	menusURL := fs.String("menus-url", "http://127.0.0.1:8085", "menus service base URL (empty: skip loading catalogs and menus)")
 	ordersOut := fs.String("orders-out", "", "write the orders as NDJSON to this file ('-' for stdout) instead of loading them")
 	benchOrders := fs.Int("bench-orders", seed.BenchOrders, "orders over the bench restaurants (size bench)")
 	if err := fs.Parse(args); err != nil {
@@ -48,6 +49,11 @@ func run(ctx context.Context, args []string) error {
 	dir := g.GenerateDirectory(seed.Size(*size))
 	if *identityURL != "" && *ordersOut == "" {
 		if err := loadDirectory(ctx, g, dir, *identityURL); err != nil {
+			return err
+		}
+	}
+	if *menusURL != "" && *ordersOut == "" {
+		if err := loadMenus(ctx, g, dir, seed.Size(*size), *menusURL); err != nil {
 			return err
 		}
 	}
@@ -71,6 +77,24 @@ func loadDirectory(ctx context.Context, g seed.Generator, dir seed.Directory, id
 	}
 	fmt.Fprintf(os.Stderr, "seed: directory: %d organizations, %d restaurants, %d users, %d partner clients (%s)\n",
 		len(dir.Organizations), len(dir.Restaurants), len(dir.Users), len(dir.PartnerClients), time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+func loadMenus(ctx context.Context, g seed.Generator, dir seed.Directory, size seed.Size, menusURL string) error {
+	ingestToken := os.Getenv("INGEST_TOKEN")
+	if ingestToken == "" {
+		return errors.New("INGEST_TOKEN must be set (menus ingestion token)")
+	}
+	start := time.Now()
+	catalogs := g.GenerateMenus(dir, size)
+	if err := (seed.Client{}).LoadMenus(ctx, menusURL, ingestToken, catalogs); err != nil {
+		return err
+	}
+	items := 0
+	for _, c := range catalogs {
+		items += len(c.Items)
+	}
+	fmt.Fprintf(os.Stderr, "seed: menus: %d restaurants, %d catalog items (%s)\n", len(catalogs), items, time.Since(start).Round(time.Millisecond))
 	return nil
 }
 

@@ -351,7 +351,7 @@ func (r *itemChangesRequest) UnmarshalJSON(b []byte) error {
 
 type editItemRequest struct {
 	writeCommon
-	ExpectedVersion optional[string]              `json:"expectedVersion"`
+	ExpectedVersion optional[string]             `json:"expectedVersion"`
 	Changes         optional[itemChangesRequest] `json:"changes"`
 }
 
@@ -442,19 +442,21 @@ func changes(r itemChangesRequest, h *Handlers) (domain.ItemChanges, error) {
 	return ch, ch.Check()
 }
 
-type setPosRequest struct {
+// setMenuFields are the fields both set-menu bodies share.
+type setMenuFields struct {
 	writeCommon
-	MenuID                   optional[string] `json:"menuId"`
-	ExpectedCategoryCount    optional[int]    `json:"expectedCategoryCount"`
-	ExpectedItemCount        optional[int]    `json:"expectedItemCount"`
+	MenuID                optional[string] `json:"menuId"`
+	ExpectedCategoryCount optional[int]    `json:"expectedCategoryCount"`
+	ExpectedItemCount     optional[int]    `json:"expectedItemCount"`
+}
+
+type setPosRequest struct {
+	setMenuFields
 	ExpectedCurrentPosMenuID optional[string] `json:"expectedCurrentPosMenuId"`
 }
 
 type setOnlineRequest struct {
-	writeCommon
-	MenuID                      optional[string] `json:"menuId"`
-	ExpectedCategoryCount       optional[int]    `json:"expectedCategoryCount"`
-	ExpectedItemCount           optional[int]    `json:"expectedItemCount"`
+	setMenuFields
 	ExpectedCurrentOnlineMenuID optional[string] `json:"expectedCurrentOnlineMenuId"`
 }
 
@@ -475,54 +477,49 @@ type setOnlineView struct {
 }
 
 func (h *Handlers) setMenu(p domain.Publication) fiber.Handler {
+	currentField, operation := "expectedCurrentPosMenuId", "setPosMenu"
+	if p == domain.Online {
+		currentField, operation = "expectedCurrentOnlineMenuId", "setOnlineMenu"
+	}
 	return func(c *fiber.Ctx) error {
 		t, err := tenantOf(c)
 		if err != nil {
 			return err
 		}
 		var (
-			common                     writeCommon
-			menuID, counts, current    bool
-			s                          = domain.SetMenu{Publication: p}
-			body                       json.RawMessage
-			currentField, operation    = "expectedCurrentPosMenuId", "setPosMenu"
-			expectedCurrent            optional[string]
-			menuIDValue                string
-			categoryCount, itemCount   optional[int]
+			f       setMenuFields
+			current optional[string]
+			body    json.RawMessage
 		)
 		if p == domain.POS {
 			var req setPosRequest
-			if body, err = h.decode(c, &req); err != nil {
-				return err
-			}
-			common, expectedCurrent, categoryCount, itemCount = req.writeCommon, req.ExpectedCurrentPosMenuID, req.ExpectedCategoryCount, req.ExpectedItemCount
-			menuID, menuIDValue = req.MenuID.Set && !req.MenuID.Null, req.MenuID.Value
+			body, err = h.decode(c, &req)
+			f, current = req.setMenuFields, req.ExpectedCurrentPosMenuID
 		} else {
 			var req setOnlineRequest
-			if body, err = h.decode(c, &req); err != nil {
-				return err
-			}
-			currentField, operation = "expectedCurrentOnlineMenuId", "setOnlineMenu"
-			common, expectedCurrent, categoryCount, itemCount = req.writeCommon, req.ExpectedCurrentOnlineMenuID, req.ExpectedCategoryCount, req.ExpectedItemCount
-			menuID, menuIDValue = req.MenuID.Set && !req.MenuID.Null, req.MenuID.Value
+			body, err = h.decode(c, &req)
+			f, current = req.setMenuFields, req.ExpectedCurrentOnlineMenuID
 		}
-		if err := common.check(true); err != nil {
+		if err != nil {
 			return err
 		}
-		counts = categoryCount.Set && !categoryCount.Null && itemCount.Set && !itemCount.Null
-		current = expectedCurrent.Set
-		if !menuID || !counts || !current {
+		if err := f.check(true); err != nil {
+			return err
+		}
+		if !f.MenuID.Set || f.MenuID.Null || !f.ExpectedCategoryCount.Set || f.ExpectedCategoryCount.Null ||
+			!f.ExpectedItemCount.Set || f.ExpectedItemCount.Null || !current.Set {
 			return httpx.BadRequest("%s, expectedCategoryCount, expectedItemCount and %s (a uuid or null) are required.", h.name("menuId"), h.name(currentField))
 		}
-		s.MenuID, s.ExpectedCategoryCount, s.ExpectedItemCount = strings.ToLower(menuIDValue), categoryCount.Value, itemCount.Value
-		if !expectedCurrent.Null {
-			v := strings.ToLower(expectedCurrent.Value)
+		s := domain.SetMenu{Publication: p, MenuID: strings.ToLower(f.MenuID.Value),
+			ExpectedCategoryCount: f.ExpectedCategoryCount.Value, ExpectedItemCount: f.ExpectedItemCount.Value}
+		if !current.Null {
+			v := strings.ToLower(current.Value)
 			s.ExpectedCurrent = &v
 		}
 		if err := s.Check(); err != nil {
 			return err
 		}
-		key := writeKey(t, operation, common.IdempotencyKey.Value, nil, body)
+		key := writeKey(t, operation, f.IdempotencyKey.Value, nil, body)
 		return h.write(c, key, func(tx domain.Tx) (int, any, error) {
 			m, previous, err := domain.Publish(tx, t.id, s)
 			if err != nil {

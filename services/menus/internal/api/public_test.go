@@ -231,7 +231,12 @@ func TestInspectAndEditDraftItem(t *testing.T) {
 	if pub := e.must(http.StatusOK, http.MethodGet, itemPath(helsinki, menuMain, itemCake), helsinki, nil); pub["canEdit"] != false || pub["sharedMenuCount"] != 0.0 {
 		t.Fatalf("published %v", pub)
 	}
-	revision := func() string { e.t.Helper(); e.scopes = catalogScopes; defer func() { e.scopes = allScopes }(); return e.target(helsinki, menuDraft).Revision }
+	revision := func() string {
+		e.t.Helper()
+		e.scopes = catalogScopes
+		defer func() { e.scopes = allScopes }()
+		return e.target(helsinki, menuDraft).Revision
+	}
 	before := revision()
 
 	body := patchBody(30, v1, map[string]any{"name": "Chef's Autumn Special", "basePriceMinor": 1650, "description": "Ask the staff", "showInKitchen": false})

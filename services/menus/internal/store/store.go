@@ -10,7 +10,7 @@ import (
 	"errors"
 
 	"gorm.io/gorm"
-	
+
 	"partnerapi.dev/pkg/idempotency"
 	"partnerapi.dev/services/menus/internal/domain"
 )
