@@ -171,6 +171,9 @@ func TestUmbrellaWiresGatewayUpstreams(t *testing.T) {
 				if len(called) > 0 {
 					report(t, p.Name+" callees", CheckUpstreams(rel, "rpa-"+p.Name, called...))
 				}
+				for _, c := range registry.System().Callees(p) {
+					report(t, p.Name+" admitted by "+c.Name, CheckAdmits(rel, "rpa-"+c.Name, p.Name))
+				}
 			}
 		})
 	}

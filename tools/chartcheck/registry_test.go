@@ -76,6 +76,14 @@ func TestChartsFollowRegistry(t *testing.T) {
 					t.Errorf("config.%s = %v, want %s: the process calls %s", callee.Upstream.URLEnv, got, wantURL, callee.Name)
 				}
 			}
+			for _, q := range processes {
+				if slices.Contains(q.Calls, p.Name) {
+					callers, _ := dig(v, "networkPolicy", "callers").([]any)
+					if !slices.Contains(callers, any(q.Name)) {
+						t.Errorf("networkPolicy.callers %v lacks %s, which calls %s: its NetworkPolicy would refuse it", callers, q.Name, p.Name)
+					}
+				}
+			}
 			if p.Gateway {
 				for _, u := range registry.System().Upstreams() {
 					wantURL := fmt.Sprintf("http://{{ .Release.Name }}-%s:8080", u.Name)

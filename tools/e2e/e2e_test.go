@@ -140,6 +140,8 @@ func TestPartnerCallsThroughTheGateway(t *testing.T) {
 
 	t.Run("every area through the generated client", func(t *testing.T) { generatedClientCalls(t, sys, aalto) })
 
+	t.Run("catalog import", func(t *testing.T) { catalogImport(t, sys, aalto) })
+
 	t.Run("outside the grant looks like nothing", func(t *testing.T) {
 		other := get(t, sys, "/v1/restaurants/"+outside+"/orders", sys.Token)
 		unknown := get(t, sys, "/v1/restaurants/00000000-0000-4000-8000-000000000000/orders", sys.Token)
@@ -170,7 +172,7 @@ func TestPartnerCallsThroughTheGateway(t *testing.T) {
 		if a.status != 403 || !strings.Contains(a.header.Get("WWW-Authenticate"), "svc.organization.read") {
 			t.Fatalf("missing scope: %d %v %s", a.status, a.header, a.body)
 		}
-		if a := get(t, sys, "/v1/restaurants/"+aalto+"/menus", sys.Token); a.status != 503 || !bytes.Contains(a.body, []byte(`"service_unavailable"`)) {
+		if a := get(t, sys, "/v1/restaurants/"+aalto+"/refunds?start_date=2026-03-01&end_date=2026-03-02", sys.Token); a.status != 503 || !bytes.Contains(a.body, []byte(`"service_unavailable"`)) {
 			t.Fatalf("service not deployed: %d %s", a.status, a.body)
 		}
 	})
