@@ -4,11 +4,12 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
-	"partnerapi.dev/pkg/idempotency"
 	"partnerapi.dev/services/contracts"
 )
 
@@ -147,17 +148,19 @@ func Counts(doc contracts.CatalogDocument, mode string) contracts.CatalogCounts 
 	return c
 }
 
-// PlanHash is the hex SHA-256 of the canonical JSON of restaurant, target,
-// document and the target draft's revision.
+// PlanHash is the hex SHA-256 of the canonical encoding of restaurant,
+// target, document and the target draft's revision: the JSON of a fixed
+// struct of typed, normalized values (fields in declaration order, no maps),
+// so equal inputs give equal bytes.
 func PlanHash(restaurantID string, t Target, doc contracts.CatalogDocument, revision string) string {
-	canon, err := idempotency.Canonical(struct {
+	canon, err := json.Marshal(struct {
 		RestaurantID string                    `json:"restaurantId"`
 		Target       Target                    `json:"target"`
 		Document     contracts.CatalogDocument `json:"document"`
 		Revision     string                    `json:"revision"`
 	}{strings.ToLower(restaurantID), Target{Mode: t.Mode, MenuID: strings.ToLower(t.MenuID)}, Normalize(doc), revision})
 	if err != nil {
-		// The document decoded from JSON always encodes again.
+		// A document decoded from JSON always encodes again.
 		panic(err)
 	}
 	sum := sha256.Sum256(canon)
@@ -237,13 +240,20 @@ func (v *validator) warn(code, path, msg string) {
 	v.warnings = append(v.warnings, Issue{Code: code, Path: path, Message: msg})
 }
 
+// at builds a JSON Pointer from field names and indexes (no name of the
+// document needs escaping).
 func at(parts ...any) string {
-	var b strings.Builder
+	b := make([]byte, 0, 48)
 	for _, p := range parts {
-		b.WriteByte('/')
-		fmt.Fprint(&b, p)
+		b = append(b, '/')
+		switch p := p.(type) {
+		case int:
+			b = strconv.AppendInt(b, int64(p), 10)
+		case string:
+			b = append(b, p...)
+		}
 	}
-	return b.String()
+	return string(b)
 }
 
 // refs checks refs of one kind and records them in seen (shared by kinds
