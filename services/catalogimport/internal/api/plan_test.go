@@ -1,11 +1,15 @@
 package api_test
 
 import (
+	"context"
 	"net/http"
 	"strings"
 	"testing"
 
+	"partnerapi.dev/pkg/config"
+	"partnerapi.dev/pkg/database"
 	"partnerapi.dev/services/catalogimport/internal/domain"
+	"partnerapi.dev/services/catalogimport/internal/store"
 )
 
 // nowhere is a menus service address where nothing listens: these tests
@@ -151,5 +155,29 @@ func TestApplyRefusesUnconfirmedOrMalformed(t *testing.T) {
 		if status, raw := e.do(http.MethodPost, base(helsinki)+"/apply", helsinki, b); status != http.StatusBadRequest {
 			t.Errorf("%s: %d %s", name, status, raw)
 		}
+	}
+}
+
+// With this service's database unreachable, apply answers 503
+// capability_disabled and reveals nothing; capabilities and plans, which do
+// not read it, still answer.
+func TestDatabaseUnavailable(t *testing.T) {
+	e := newEnv(t, nowhere(t))
+	ctx := context.Background()
+	db, err := database.Open(ctx, database.Config{URL: config.Secret("postgres://postgres@127.0.0.1:1/none?sslmode=disable&connect_timeout=2")}, "catalogimport")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close(ctx)
+	h := *e.h
+	h.Imports = &store.Store{DB: db.Gorm}
+	e.app = h.App(nil)
+	p := e.plan(newDraft, cafe(t))
+	status, raw := e.apply(newDraft, cafe(t), p["planHash"], "5d8f0a6e-2b1c-4c3d-9e8f-0a1b2c3d4e5f")
+	if status != http.StatusServiceUnavailable || !strings.Contains(string(raw), "capability_disabled") || strings.Contains(string(raw), "127.0.0.1") {
+		t.Fatalf("apply: %d %s", status, raw)
+	}
+	if status, _ := e.do(http.MethodGet, base(helsinki)+"/capabilities", helsinki, nil); status != http.StatusOK {
+		t.Fatalf("capabilities: %d", status)
 	}
 }
