@@ -58,10 +58,11 @@ func serve(ctx context.Context) error {
 	}
 	client := &menus.Client{BaseURL: cfg.MenusURL, HTTP: &http.Client{Timeout: cfg.MenusTimeout}}
 	h := &api.Handlers{
-		Settings: domain.Settings{Limits: cfg.Limits.Domain(), CombosEnabled: cfg.CombosEnabled},
-		Menus:    client.For,
-		Imports:  &store.Store{DB: db.Gorm},
-		Keys:     keys,
+		Settings:  domain.Settings{Limits: cfg.Limits.Domain(), CombosEnabled: cfg.CombosEnabled},
+		Menus:     client.For,
+		Imports:   &store.Store{DB: db.Gorm},
+		Keys:      keys,
+		NamingSet: cfg.MenuNamingSet,
 	}
 	ready := []httpx.Check{{Name: "database", Fn: db.Ping}}
 	return lifecycle.Serve(ctx, []lifecycle.Listener{{App: h.App(ready), Addr: cfg.HTTPAddr}, {App: api.Internal(ready, tel.Handler()), Addr: cfg.InternalHTTPAddr}},

@@ -24,6 +24,9 @@ type Handlers struct {
 	Menus   func(signedContext, requestID string) domain.Menus
 	Imports domain.Repository
 	Keys    *internalctx.Keyring
+	// NamingSet is the menu resources' naming set served: NamingA (default)
+	// or NamingB, as the gateway's and the menus service's.
+	NamingSet string
 }
 
 // Routes registers the service's routes.
@@ -68,7 +71,7 @@ func (h *Handlers) capabilities(c *fiber.Ctx) error {
 	if err := noQueryBut(c); err != nil {
 		return err
 	}
-	return c.JSON(fiber.Map{"data": capabilitiesView(rid, h.Settings.Capabilities())})
+	return h.respond(c, fiber.StatusOK, capabilitiesView(rid, h.Settings.Capabilities()), wholeViewB)
 }
 
 func (h *Handlers) target(c *fiber.Ctx) error {
@@ -87,7 +90,7 @@ func (h *Handlers) target(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(fiber.Map{"data": targetView(rid, t)})
+	return h.respond(c, fiber.StatusOK, targetView(rid, t), wholeViewB)
 }
 
 // planBody is the plan request: exactly the contract's fields.
@@ -102,7 +105,7 @@ func (h *Handlers) plan(c *fiber.Ctx) error {
 		return err
 	}
 	var b planBody
-	if err := httpx.DecodeJSON(c, &b); err != nil {
+	if err := h.decodeBody(c, &b); err != nil {
 		return err
 	}
 	if b.Target == nil {
@@ -115,7 +118,7 @@ func (h *Handlers) plan(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(fiber.Map{"data": planView(p)})
+	return h.respond(c, fiber.StatusOK, planView(p), planViewB)
 }
 
 // applyBody is the apply request.
@@ -133,7 +136,7 @@ func (h *Handlers) apply(c *fiber.Ctx) error {
 		return err
 	}
 	var b applyBody
-	if err := httpx.DecodeJSON(c, &b); err != nil {
+	if err := h.decodeBody(c, &b); err != nil {
 		return err
 	}
 	if b.Target == nil {
@@ -150,8 +153,7 @@ func (h *Handlers) apply(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	c.Status(res.Status).Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
-	return c.Send(append(append([]byte(`{"data":`), res.Data...), '}'))
+	return h.respond(c, res.Status, res.Data, appliedViewB)
 }
 
 // noQueryBut refuses query parameters other than organization_id (the

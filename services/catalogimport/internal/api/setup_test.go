@@ -85,12 +85,15 @@ type env struct {
 	store    *store.Store
 	menusURL string
 	dbURL    string
+	setB     bool
 }
 
 type options struct {
 	settings *domain.Settings
 	// menusURL overrides the menus service (an address where nothing listens).
 	menusURL string
+	// namingB serves naming set B.
+	namingB bool
 }
 
 // newEnv gives the test its own database; with the real menus service
@@ -117,7 +120,10 @@ func newEnv(t testing.TB, opts options) *env {
 		s = *opts.settings
 	}
 	client := &menus.Client{BaseURL: e.menusURL, HTTP: &http.Client{Timeout: 20 * time.Second}}
-	e.h = &api.Handlers{Settings: s, Menus: client.For, Imports: e.store, Keys: keys}
+	e.h = &api.Handlers{Settings: s, Menus: client.For, Imports: e.store, Keys: keys, NamingSet: api.NamingA}
+	if opts.namingB {
+		e.h.NamingSet, e.setB = api.NamingB, true
+	}
 	e.app = e.h.App(nil)
 	return e
 }
@@ -236,7 +242,11 @@ func (e *env) do(method, path, tenant string, body any) (int, []byte) {
 	u, _ := url.Parse(path)
 	h := resp.Header.Clone()
 	h.Set("RateLimit-Policy", `"partner";q=60;w=60`)
-	apispec.ValidateResponse(e.t, method, u.Path, u.Query(), resp.StatusCode, h, out)
+	if e.setB {
+		apispec.ValidateResponseSetB(e.t, method, u.Path, u.Query(), resp.StatusCode, h, out)
+	} else {
+		apispec.ValidateResponse(e.t, method, u.Path, u.Query(), resp.StatusCode, h, out)
+	}
 	return resp.StatusCode, out
 }
 

@@ -35,6 +35,9 @@ type Serve struct {
 	// false they are a plan error.
 	CombosEnabled bool `env:"CATALOG_IMPORT_COMBOS_ENABLED, default=true"`
 	Limits        Limits
+	// MenuNamingSet is the contract's naming set the deployment serves (A
+	// or B); it must match the gateway's and the menus service's.
+	MenuNamingSet string `env:"MENU_NAMING_SET, default=A"`
 }
 
 // Limits are the per-document limits the capabilities announce and the plan
@@ -66,6 +69,9 @@ func (c *Serve) Validate() error {
 	}
 	if u, err := url.Parse(c.MenusURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return errors.New("MENUS_URL must be an http or https URL such as http://127.0.0.1:8085")
+	}
+	if c.MenuNamingSet != "A" && c.MenuNamingSet != "B" {
+		return errors.New("MENU_NAMING_SET must be A or B")
 	}
 	if c.MenusTimeout <= 0 {
 		return errors.New("MENUS_TIMEOUT must be positive")
