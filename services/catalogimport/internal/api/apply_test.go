@@ -387,3 +387,41 @@ func TestRetryAfterAStopBetweenTheTwoDatabases(t *testing.T) {
 		t.Fatalf("%d records of the import", n)
 	}
 }
+
+// Five applies with the same key at once: one write, every answer the same
+// import (the first, or its replay).
+func TestConcurrentAppliesWithOneKey(t *testing.T) {
+	e := newEnv(t, options{})
+	p := e.plan(newDraft, cafe(t))
+	key := uuid.NewString()
+	answers := make([]map[string]any, 5)
+	statuses := make([]int, 5)
+	var wg sync.WaitGroup
+	for i := range answers {
+		wg.Go(func() {
+			var raw []byte
+			statuses[i], raw = e.apply(newDraft, cafe(t), p["planHash"], key)
+			var env struct {
+				Data map[string]any `json:"data"`
+			}
+			_ = json.Unmarshal(raw, &env) // checked below, on the test's goroutine
+			answers[i] = env.Data
+		})
+	}
+	wg.Wait()
+	replays := 0
+	for i, a := range answers {
+		if statuses[i] != http.StatusCreated || a["actionId"] != answers[0]["actionId"] || mustJSON(a["ids"]) != mustJSON(answers[0]["ids"]) {
+			t.Fatalf("answer %d: %d %v", i, statuses[i], a)
+		}
+		if a["replayed"] == true {
+			replays++
+		}
+	}
+	if replays != 4 {
+		t.Fatalf("%d replays, want 4", replays)
+	}
+	if n := e.count(`SELECT count(*) FROM menus.menus`); n != 1 {
+		t.Fatalf("%d menus, want 1", n)
+	}
+}
