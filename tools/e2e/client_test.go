@@ -69,18 +69,12 @@ func generatedClientCalls(t *testing.T, sys *loadgen.Stack, restaurant string) {
 		t.Fatalf("getOrder of an unknown order: %v %d %s", err, status(missing), string(missing.Body))
 	}
 
+	menuCalls(t, c, rid, order.JSON200.Data.Order)
+
 	// Accounting is not deployed here: a read answers service_unavailable.
 	day := openapi_types.Date{Time: time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC)}
 	report, err := c.GetPaymentReportWithResponse(ctx, rid, &partnerclient.GetPaymentReportParams{StartDate: day, EndDate: day, Scope: partnerclient.GetPaymentReportParamsScopeDay})
 	unavailable(t, "getPaymentReport", report, err, func() *partnerclient.Error { return report.JSON503 }, "service_unavailable")
-	menus, err := c.ListMenusWithResponse(ctx, rid, nil)
-	if err != nil || menus.JSON200 == nil {
-		t.Fatalf("listMenus: %v %d %s", err, status(menus), string(menus.Body))
-	}
-	created, err := c.CreateMenuWithResponse(ctx, rid, nil, partnerclient.CreateMenuJSONRequestBody{Name: "Lunch", IdempotencyKey: uuid.New()})
-	if err != nil || created.JSON201 == nil || created.JSON201.Data.Menu.ItemCount != 0 {
-		t.Fatalf("createMenu: %v %d %s", err, status(created), string(created.Body))
-	}
 	capabilities, err := c.GetCatalogImportCapabilitiesWithResponse(ctx, rid, nil)
 	if err != nil || capabilities.JSON200 == nil || !capabilities.JSON200.Data.CreateOnly || capabilities.JSON200.Data.Limits.MenuItems != 100 {
 		t.Fatalf("getCatalogImportCapabilities: %v %d %s", err, status(capabilities), string(capabilities.Body))

@@ -172,7 +172,7 @@ func TestPartnerCallsThroughTheGateway(t *testing.T) {
 		if a.status != 403 || !strings.Contains(a.header.Get("WWW-Authenticate"), "svc.organization.read") {
 			t.Fatalf("missing scope: %d %v %s", a.status, a.header, a.body)
 		}
-		if a := get(t, sys, "/v1/restaurants/"+aalto+"/refunds?start_date=2026-03-01&end_date=2026-03-02", sys.Token); a.status != 503 || !bytes.Contains(a.body, []byte(`"service_unavailable"`)) {
+		if a := get(t, sys, "/v1/restaurants/"+aalto+"/payment-report?start_date=2026-03-02&end_date=2026-03-02&scope=day", sys.Token); a.status != 503 || !bytes.Contains(a.body, []byte(`"service_unavailable"`)) {
 			t.Fatalf("service not deployed: %d %s", a.status, a.body)
 		}
 	})

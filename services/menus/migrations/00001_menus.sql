@@ -209,10 +209,28 @@ BEGIN
 END $$;
 -- +goose StatementEnd
 CREATE TRIGGER menu_items_inserted AFTER INSERT ON menu_items REFERENCING NEW TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION menu_entries_changed();
-CREATE TRIGGER menu_items_updated AFTER UPDATE ON menu_items REFERENCING NEW TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION menu_entries_changed();
 CREATE TRIGGER menu_items_deleted AFTER DELETE ON menu_items REFERENCING OLD TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION menu_entries_changed();
 CREATE TRIGGER menu_categories_inserted AFTER INSERT ON menu_categories REFERENCING NEW TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION menu_entries_changed();
-CREATE TRIGGER menu_categories_updated AFTER UPDATE ON menu_categories REFERENCING NEW TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION menu_entries_changed();
+
+-- +goose StatementBegin
+-- An UPDATE that writes the same values (a repeated ingestion) is no change.
+CREATE FUNCTION menu_items_updated() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    UPDATE menus SET revision = revision + 1 WHERE id IN (
+        SELECT DISTINCT c.menu_id FROM changed c JOIN before b ON b.menu_id = c.menu_id AND b.item_id = c.item_id
+         WHERE ROW(b.*) IS DISTINCT FROM ROW(c.*));
+    RETURN NULL;
+END $$;
+CREATE FUNCTION menu_categories_updated() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    UPDATE menus SET revision = revision + 1 WHERE id IN (
+        SELECT DISTINCT c.menu_id FROM changed c JOIN before b ON b.menu_id = c.menu_id AND b.category_id = c.category_id
+         WHERE ROW(b.*) IS DISTINCT FROM ROW(c.*));
+    RETURN NULL;
+END $$;
+-- +goose StatementEnd
+CREATE TRIGGER menu_items_updated AFTER UPDATE ON menu_items REFERENCING OLD TABLE AS before NEW TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION menu_items_updated();
+CREATE TRIGGER menu_categories_updated AFTER UPDATE ON menu_categories REFERENCING OLD TABLE AS before NEW TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION menu_categories_updated();
 CREATE TRIGGER menu_categories_deleted AFTER DELETE ON menu_categories REFERENCING OLD TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION menu_entries_changed();
 
 -- +goose StatementBegin
@@ -220,21 +238,23 @@ CREATE TRIGGER menu_categories_deleted AFTER DELETE ON menu_categories REFERENCI
 CREATE FUNCTION catalog_item_changed() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
     UPDATE menus SET revision = revision + 1
-     WHERE id IN (SELECT DISTINCT mi.menu_id FROM menu_items mi JOIN changed c ON c.id = mi.item_id);
+     WHERE id IN (SELECT DISTINCT mi.menu_id FROM menu_items mi JOIN changed c ON c.id = mi.item_id
+                   JOIN before b ON b.id = c.id WHERE b.version <> c.version);
     RETURN NULL;
 END $$;
 -- +goose StatementEnd
-CREATE TRIGGER items_changed AFTER UPDATE ON items REFERENCING NEW TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION catalog_item_changed();
+CREATE TRIGGER items_changed AFTER UPDATE ON items REFERENCING OLD TABLE AS before NEW TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION catalog_item_changed();
 
 -- +goose StatementBegin
 CREATE FUNCTION catalog_category_changed() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
     UPDATE menus SET revision = revision + 1
-     WHERE id IN (SELECT DISTINCT mc.menu_id FROM menu_categories mc JOIN changed c ON c.id = mc.category_id);
+     WHERE id IN (SELECT DISTINCT mc.menu_id FROM menu_categories mc JOIN changed c ON c.id = mc.category_id
+                   JOIN before b ON b.id = c.id WHERE ROW(b.*) IS DISTINCT FROM ROW(c.*));
     RETURN NULL;
 END $$;
 -- +goose StatementEnd
-CREATE TRIGGER categories_changed AFTER UPDATE ON categories REFERENCING NEW TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION catalog_category_changed();
+CREATE TRIGGER categories_changed AFTER UPDATE ON categories REFERENCING OLD TABLE AS before NEW TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION catalog_category_changed();
 
 -- +goose StatementBegin
 -- Publishing or unpublishing a menu moves its revision: it is no longer (or
@@ -255,4 +275,4 @@ CREATE TRIGGER menu_selection_updated AFTER UPDATE ON menu_selection FOR EACH RO
 DROP TABLE menu_selection, menu_items, menu_categories, menus, combo_components, combos, products,
     product_categories, item_option_groups, options, option_groups, items, categories;
 DROP FUNCTION menu_selection_changed, catalog_category_changed, catalog_item_changed,
-    menu_entries_changed, menu_renamed, item_version;
+    menu_categories_updated, menu_items_updated, menu_entries_changed, menu_renamed, item_version;

@@ -204,7 +204,9 @@ func (s *stack) seedOnce(ctx context.Context) error {
 	if s.externalDB {
 		where = redactPassword(s.databaseURL)
 	}
-	sum := sha256.Sum256(fmt.Appendf(nil, "%s|%d", where, s.seedValue))
+	// The data set's parts are in the key: a stack seeded before the menus
+	// were part of it is seeded again (every load is idempotent).
+	sum := sha256.Sum256(fmt.Appendf(nil, "%s|%d|directory,orders,menus", where, s.seedValue))
 	marker := filepath.Join(s.dir, "seeded-"+hex.EncodeToString(sum[:6]))
 	if _, err := os.Stat(marker); err == nil {
 		logf("demo data already loaded")
@@ -266,6 +268,7 @@ Try:
 
   curl -s -H "Authorization: Bearer $TOKEN" %[1]s/v1/restaurants
   curl -s -H "Authorization: Bearer $TOKEN" "%[1]s/v1/restaurants/%[8]s/orders?limit=3"
+  curl -s -H "Authorization: Bearer $TOKEN" %[1]s/v1/restaurants/%[8]s/menus
   curl -s %[1]s/.well-known/oauth-authorization-server
 
 Approve the demo partner yourself:

@@ -115,10 +115,10 @@ func importCatalogs(ctx context.Context, args []string) error {
 	if _, err := db.Migrate(ctx, migrations.FS, migrations.Go()...); err != nil {
 		return err
 	}
-	st := &store.Store{DB: db.Gorm}
+	// Every line is read and checked before anything is stored.
+	var catalogs []domain.Snapshot
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 0, 1<<20), api.IngestBodyLimit)
-	n := 0
 	for line := 1; sc.Scan(); line++ {
 		if len(sc.Bytes()) == 0 {
 			continue
@@ -130,14 +130,15 @@ func importCatalogs(ctx context.Context, args []string) error {
 		if err := domain.CheckSnapshot(snap); err != nil {
 			return fmt.Errorf("line %d: %w", line, err)
 		}
-		if err := st.Ingest(ctx, snap); err != nil {
-			return fmt.Errorf("line %d: %w", line, err)
-		}
-		n++
+		catalogs = append(catalogs, snap)
 	}
 	if err := sc.Err(); err != nil {
 		return err
 	}
+	if err := (&store.Store{DB: db.Gorm}).Ingest(ctx, catalogs); err != nil {
+		return err
+	}
+	n := len(catalogs)
 	slog.Info("catalogs imported", "restaurants", n)
 	return nil
 }

@@ -6,8 +6,12 @@
 package api
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
+	"io"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
@@ -88,11 +92,12 @@ func tenantOf(c *fiber.Ctx) (tenant, error) {
 	return tenant{id: id, clientID: ic.ClientID, currency: ic.Tenant.Currency}, nil
 }
 
-// uuidParam reads a path parameter that must be a uuid.
-func uuidParam(c *fiber.Ctx, name, shown string) (string, error) {
+// uuidParam reads a path identifier; one that is not a uuid names nothing
+// (404, as the gateway answers it).
+func uuidParam(c *fiber.Ctx, name string) (string, error) {
 	v := strings.ToLower(c.Params(name))
 	if !domain.IsUUID(v) {
-		return "", httpx.BadRequest("%s must be a uuid.", shown)
+		return "", httpx.NotFound()
 	}
 	return v, nil
 }
@@ -122,11 +127,7 @@ func (h *Handlers) name(setAName string) string {
 // respond answers data (set-A names) under "data", renamed for set B.
 func (h *Handlers) respond(c *fiber.Ctx, status int, data json.RawMessage) error {
 	if h.NamingSet == NamingB {
-		var v any
-		if err := json.Unmarshal(data, &v); err != nil {
-			return err
-		}
-		renamed, err := json.Marshal(rename(v, setB))
+		renamed, err := renameKeys(data, setB)
 		if err != nil {
 			return err
 		}
@@ -134,6 +135,68 @@ func (h *Handlers) respond(c *fiber.Ctx, status int, data json.RawMessage) error
 	}
 	c.Status(status).Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
 	return c.Send(append(append([]byte(`{"data":`), data...), '}'))
+}
+
+// renameKeys rewrites a JSON document with its object keys renamed through
+// names, keeping the order of everything.
+func renameKeys(doc []byte, names map[string]string) ([]byte, error) {
+	dec := json.NewDecoder(bytes.NewReader(doc))
+	dec.UseNumber()
+	out := make([]byte, 0, len(doc)+len(doc)/8)
+	// For each open container: is it an object, and is a key expected next.
+	type level struct{ object, key bool }
+	var stack []level
+	for {
+		tok, err := dec.Token()
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		top := len(stack) - 1
+		isKey := top >= 0 && stack[top].object && stack[top].key
+		if d, ok := tok.(json.Delim); ok && (d == '}' || d == ']') {
+			out = append(out, byte(d))
+			stack = stack[:top]
+			if top > 0 && stack[top-1].object {
+				stack[top-1].key = true
+			}
+			continue
+		}
+		if top >= 0 && len(out) > 0 && out[len(out)-1] != '{' && out[len(out)-1] != '[' && out[len(out)-1] != ':' {
+			out = append(out, ',')
+		}
+		switch t := tok.(type) {
+		case json.Delim:
+			out = append(out, byte(t))
+			if top >= 0 && stack[top].object {
+				stack[top].key = false
+			}
+			stack = append(stack, level{object: t == '{', key: t == '{'})
+			continue
+		case string:
+			if isKey {
+				if n, ok := names[t]; ok {
+					t = n
+				}
+			}
+			raw, _ := json.Marshal(t)
+			out = append(out, raw...)
+		case json.Number:
+			out = append(out, t...)
+		case bool:
+			out = strconv.AppendBool(out, t)
+		case nil:
+			out = append(out, "null"...)
+		}
+		if isKey {
+			out = append(out, ':')
+			stack[top].key = false
+		} else if top >= 0 && stack[top].object {
+			stack[top].key = true
+		}
+	}
 }
 
 // respondValue answers a view (set-A names).
@@ -173,6 +236,11 @@ func (h *Handlers) decode(c *fiber.Ctx, v any) (json.RawMessage, error) {
 		return nil, httpx.BadRequest("Send the body as application/json.")
 	}
 	body := c.Body()
+	// The gateway caps partner bodies at 1 MiB; so does the service, whose
+	// own limit is set for ingestion.
+	if len(body) > httpx.DefaultBodyLimit {
+		return nil, httpx.PayloadTooLarge(httpx.DefaultBodyLimit)
+	}
 	if h.NamingSet == NamingB {
 		var generic any
 		if err := httpx.Decode(body, &generic); err != nil {

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"crypto/subtle"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"strings"
 
@@ -93,9 +92,10 @@ func (h *Handlers) ingest(c *fiber.Ctx) error {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return httpx.BadRequest("The body is empty; send NDJSON, one restaurant's catalog per line.")
 	}
+	// Every line is read and checked before anything is stored.
+	var catalogs []domain.Snapshot
 	sc := bufio.NewScanner(bytes.NewReader(body))
 	sc.Buffer(make([]byte, 0, 1<<20), IngestBodyLimit)
-	n := 0
 	for line := 1; sc.Scan(); line++ {
 		raw := bytes.TrimSpace(sc.Bytes())
 		if len(raw) == 0 {
@@ -110,13 +110,14 @@ func (h *Handlers) ingest(c *fiber.Ctx) error {
 		if err := domain.CheckSnapshot(snap); err != nil {
 			return httpx.BadRequest("line %d: %s", line, err.Error())
 		}
-		if err := h.Repo.Ingest(c.UserContext(), snap); err != nil {
-			return fmt.Errorf("line %d: %w", line, err)
-		}
-		n++
+		catalogs = append(catalogs, snap)
 	}
 	if err := sc.Err(); err != nil {
 		return httpx.BadRequest("The body could not be read as NDJSON: %s", err.Error())
 	}
+	if err := h.Repo.Ingest(c.UserContext(), catalogs); err != nil {
+		return err
+	}
+	n := len(catalogs)
 	return c.JSON(fiber.Map{"data": ingestResult{Restaurants: n}})
 }

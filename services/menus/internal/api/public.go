@@ -95,7 +95,7 @@ func (h *Handlers) listItems(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	menuID, err := uuidParam(c, "menuId", h.name("menuId"))
+	menuID, err := uuidParam(c, "menuId")
 	if err != nil {
 		return err
 	}
@@ -168,11 +168,11 @@ func (h *Handlers) inspectItem(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	menuID, err := uuidParam(c, "menuId", h.name("menuId"))
+	menuID, err := uuidParam(c, "menuId")
 	if err != nil {
 		return err
 	}
-	itemID, err := uuidParam(c, "itemId", h.name("catalogItemId"))
+	itemID, err := uuidParam(c, "itemId")
 	if err != nil {
 		return err
 	}
@@ -301,7 +301,7 @@ func (h *Handlers) addItems(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	menuID, err := uuidParam(c, "menuId", h.name("menuId"))
+	menuID, err := uuidParam(c, "menuId")
 	if err != nil {
 		return err
 	}
@@ -370,11 +370,11 @@ func (h *Handlers) editItem(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	menuID, err := uuidParam(c, "menuId", h.name("menuId"))
+	menuID, err := uuidParam(c, "menuId")
 	if err != nil {
 		return err
 	}
-	itemID, err := uuidParam(c, "itemId", h.name("catalogItemId"))
+	itemID, err := uuidParam(c, "itemId")
 	if err != nil {
 		return err
 	}

@@ -91,7 +91,7 @@ func TestListItems(t *testing.T) {
 	for _, q := range []string{"?limit=0", "?limit=501", "?limit=x", "?availability=gone", "?after=nope", "?cursor=1"} {
 		e.errorOf(http.StatusBadRequest, http.MethodGet, items(helsinki, menuMain)+q, helsinki, nil)
 	}
-	e.errorOf(http.StatusBadRequest, http.MethodGet, items(helsinki, "not-a-uuid"), helsinki, nil)
+	e.errorOf(http.StatusNotFound, http.MethodGet, items(helsinki, "not-a-uuid"), helsinki, nil)
 	e.errorOf(http.StatusNotFound, http.MethodGet, items(helsinki, otherMenu), helsinki, nil)
 	e.errorOf(http.StatusNotFound, http.MethodGet, items(helsinki, "b0000000-0000-4000-8000-0000000000ff"), helsinki, nil)
 }
@@ -138,6 +138,10 @@ func TestCreateMenu(t *testing.T) {
 		})
 	}
 	e.t = t
+	big := `{"name":"X","idempotencyKey":"` + key(3) + `","pad":"` + strings.Repeat("x", 1<<20) + `"}`
+	if msg := e.errorOf(http.StatusRequestEntityTooLarge, http.MethodPost, menus(helsinki), helsinki, big); !strings.HasPrefix(msg, "payload_too_large") {
+		t.Fatal(msg)
+	}
 	if n := e.count("menus"); n != 6 {
 		t.Fatalf("%d menus", n)
 	}
@@ -295,7 +299,7 @@ func TestInspectAndEditDraftItem(t *testing.T) {
 	}
 	e.t = t
 	e.errorOf(http.StatusNotFound, http.MethodGet, itemPath(helsinki, menuDraft, itemCake), helsinki, nil)
-	e.errorOf(http.StatusBadRequest, http.MethodGet, itemPath(helsinki, menuDraft, "x"), helsinki, nil)
+	e.errorOf(http.StatusNotFound, http.MethodGet, itemPath(helsinki, menuDraft, "x"), helsinki, nil)
 	if d := e.must(http.StatusOK, http.MethodGet, menus(helsinki), helsinki, nil); d["posMenuId"] != menuMain || d["onlineMenuId"] != menuMain {
 		t.Fatalf("editing published something: %v", d)
 	}

@@ -158,9 +158,9 @@ type Repository interface {
 	// repeat of the key with the same body answers the stored answer
 	// (Replayed) and writes nothing; with another body ErrKeyReused.
 	Write(ctx context.Context, key WriteKey, fn WriteFunc) (Answer, error)
-	// Ingest stores a restaurant's catalog and menus as given (creating or
-	// replacing by id).
-	Ingest(ctx context.Context, c Snapshot) error
+	// Ingest stores restaurants' catalogs and menus as given (creating or
+	// replacing by id), each restaurant in its own transaction.
+	Ingest(ctx context.Context, catalogs []Snapshot) error
 }
 
 // Tx is what a write may do inside its transaction. Lock* methods take the

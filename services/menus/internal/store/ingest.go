@@ -11,12 +11,23 @@ import (
 	"partnerapi.dev/services/menus/internal/domain"
 )
 
-// Ingest stores one restaurant's catalog and menus as given, in one
-// transaction: rows are created or updated by id, only where something
+// Ingest stores each restaurant's catalog and menus as given, each in one
+// transaction, then refreshes the planner's statistics (a bulk load of a
+// large catalog otherwise leaves the item listing sorting rather than
+// walking its index until autovacuum catches up). Rows are created or updated by id, only where something
 // differs, so loading the same catalog again changes nothing (no item
 // version or menu revision moves). Entries and categories a menu no longer
 // has are removed from it; catalog rows the line does not mention stay.
-func (s *Store) Ingest(ctx context.Context, c domain.Snapshot) error {
+func (s *Store) Ingest(ctx context.Context, catalogs []domain.Snapshot) error {
+	for _, c := range catalogs {
+		if err := s.ingest(ctx, c); err != nil {
+			return fmt.Errorf("restaurant %s: %w", c.RestaurantID, err)
+		}
+	}
+	return s.DB.WithContext(ctx).Exec(`ANALYZE categories, items, menus, menu_categories, menu_items, item_option_groups`).Error
+}
+
+func (s *Store) ingest(ctx context.Context, c domain.Snapshot) error {
 	rid := c.RestaurantID
 	return s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		var cats []categoryRow
