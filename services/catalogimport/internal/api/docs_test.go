@@ -28,8 +28,7 @@ func TestTheDocumentedExampleIsTheTestedOne(t *testing.T) {
 	if err := json.Unmarshal([]byte(block), &documented); err != nil {
 		t.Fatalf("the documented example is not JSON: %v", err)
 	}
-	var tested any = any(cafe(t))
-	if !reflect.DeepEqual(documented, tested) {
+	if !reflect.DeepEqual(documented, any(cafe(t))) {
 		t.Fatal("docs/catalog-import.md and testdata/cafe.json hold different documents")
 	}
 }

@@ -15,7 +15,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -31,7 +30,6 @@ import (
 	"partnerapi.dev/services/catalogimport/internal/menus"
 	"partnerapi.dev/services/catalogimport/internal/store"
 	"partnerapi.dev/services/catalogimport/migrations"
-	"partnerapi.dev/services/contracts"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -140,7 +138,7 @@ func migrateBoth(ctx context.Context, dbURL string) error {
 	cmd := exec.CommandContext(ctx, menusBin, "migrate")
 	cmd.Env = append(os.Environ(), menusEnv(dbURL, "127.0.0.1:0", "127.0.0.1:0")...)
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("menus migrate: %v\n%s", err, out)
+		return fmt.Errorf("menus migrate: %w\n%s", err, out)
 	}
 	return nil
 }
@@ -299,16 +297,6 @@ func cafe(t testing.TB) map[string]any {
 	return d
 }
 
-func cafeDocument(t testing.TB) contracts.CatalogDocument {
-	t.Helper()
-	raw, _ := json.Marshal(cafe(t))
-	var d contracts.CatalogDocument
-	if err := json.Unmarshal(raw, &d); err != nil {
-		t.Fatal(err)
-	}
-	return d
-}
-
 // golden compares an answer with testdata/name (rewritten with -update).
 func golden(t *testing.T, name string, raw []byte) {
 	t.Helper()
@@ -331,5 +319,3 @@ func golden(t *testing.T, name string, raw []byte) {
 		t.Errorf("answer differs from %s:\n%s", file, pretty.String())
 	}
 }
-
-var _ = strings.Contains
