@@ -163,6 +163,18 @@ func TestUmbrellaWiresGatewayUpstreams(t *testing.T) {
 				keys = append(keys, u.Upstream.URLEnv)
 			}
 			report(t, "gateway upstreams", CheckUpstreams(rel, "rpa-"+registry.System().Gateway().Name, keys...))
+			for _, p := range registry.Processes() {
+				var called []string
+				for _, c := range registry.System().Callees(p) {
+					called = append(called, c.Upstream.URLEnv)
+				}
+				if len(called) > 0 {
+					report(t, p.Name+" callees", CheckUpstreams(rel, "rpa-"+p.Name, called...))
+				}
+				for _, c := range registry.System().Callees(p) {
+					report(t, p.Name+" admitted by "+c.Name, CheckAdmits(rel, "rpa-"+c.Name, p.Name))
+				}
+			}
 		})
 	}
 }

@@ -615,3 +615,24 @@ func CheckUpstreams(rel *Release, cm string, keys ...string) []string {
 	}
 	return problems
 }
+
+// CheckAdmits: the NetworkPolicy of process callee (its fullname) admits the pods of
+// process caller of the release on its public port.
+func CheckAdmits(rel *Release, callee, caller string) []string {
+	o := find(rel, "NetworkPolicy", callee)
+	if o == nil {
+		return []string{fmt.Sprintf("NetworkPolicy %q is not rendered", callee)}
+	}
+	for _, rule := range o.Obj.(*networkingv1.NetworkPolicy).Spec.Ingress {
+		if !slices.ContainsFunc(rule.Ports, func(p networkingv1.NetworkPolicyPort) bool { return p.Port != nil && p.Port.String() == "http" }) {
+			continue
+		}
+		for _, from := range rule.From {
+			if from.PodSelector != nil && from.NamespaceSelector == nil && from.PodSelector.MatchLabels["app.kubernetes.io/name"] == caller &&
+				from.PodSelector.MatchLabels["app.kubernetes.io/instance"] == rel.Name {
+				return nil
+			}
+		}
+	}
+	return []string{fmt.Sprintf("%s: no ingress rule admits the %s pods of the release on the public port", o.ID(), caller)}
+}

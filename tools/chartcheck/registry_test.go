@@ -17,7 +17,7 @@ const LibraryChart = "common"
 // TestChartsFollowRegistry holds the charts to the process registry: the umbrella
 // installs exactly the registered processes, each from its own chart; each chart's
 // image, secret keys and migration Job are the ones its process declares; the gateway
-// chart has a URL for every upstream; each chart renders through the library chart.
+// chart has a URL for every upstream and each chart a URL for every process it calls; each chart renders through the library chart.
 func TestChartsFollowRegistry(t *testing.T) {
 	root := repoRoot(t)
 	umbrella, err := LoadChart(filepath.Join(root, registry.UmbrellaChart))
@@ -69,6 +69,20 @@ func TestChartsFollowRegistry(t *testing.T) {
 			}
 			if _, has := v["migration"]; has != p.Database {
 				t.Errorf("values have a migration block: %v; the process has a database: %v", has, p.Database)
+			}
+			for _, callee := range registry.System().Callees(p) {
+				wantURL := fmt.Sprintf("http://{{ .Release.Name }}-%s:8080", callee.Name)
+				if got := dig(v, "config", callee.Upstream.URLEnv); got != wantURL {
+					t.Errorf("config.%s = %v, want %s: the process calls %s", callee.Upstream.URLEnv, got, wantURL, callee.Name)
+				}
+			}
+			for _, q := range processes {
+				if slices.Contains(q.Calls, p.Name) {
+					callers, _ := dig(v, "networkPolicy", "callers").([]any)
+					if !slices.Contains(callers, any(q.Name)) {
+						t.Errorf("networkPolicy.callers %v lacks %s, which calls %s: its NetworkPolicy would refuse it", callers, q.Name, p.Name)
+					}
+				}
 			}
 			if p.Gateway {
 				for _, u := range registry.System().Upstreams() {

@@ -71,13 +71,14 @@ func generatedClientCalls(t *testing.T, sys *loadgen.Stack, restaurant string) {
 
 	menuCalls(t, c, rid, order.JSON200.Data.Order)
 
-	// Accounting and catalog import are not deployed here: a read answers
-	// service_unavailable, a write capability_disabled.
+	// Accounting is not deployed here: a read answers service_unavailable.
 	day := openapi_types.Date{Time: time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC)}
 	report, err := c.GetPaymentReportWithResponse(ctx, rid, &partnerclient.GetPaymentReportParams{StartDate: day, EndDate: day, Scope: partnerclient.GetPaymentReportParamsScopeDay})
 	unavailable(t, "getPaymentReport", report, err, func() *partnerclient.Error { return report.JSON503 }, "service_unavailable")
 	capabilities, err := c.GetCatalogImportCapabilitiesWithResponse(ctx, rid, nil)
-	unavailable(t, "getCatalogImportCapabilities", capabilities, err, func() *partnerclient.Error { return capabilities.JSON503 }, "service_unavailable")
+	if err != nil || capabilities.JSON200 == nil || !capabilities.JSON200.Data.CreateOnly || capabilities.JSON200.Data.Limits.MenuItems != 100 {
+		t.Fatalf("getCatalogImportCapabilities: %v %d %s", err, status(capabilities), string(capabilities.Body))
+	}
 }
 
 type response interface {

@@ -140,6 +140,8 @@ func TestPartnerCallsThroughTheGateway(t *testing.T) {
 
 	t.Run("every area through the generated client", func(t *testing.T) { generatedClientCalls(t, sys, aalto) })
 
+	t.Run("catalog import", func(t *testing.T) { catalogImport(t, sys, aalto) })
+
 	t.Run("outside the grant looks like nothing", func(t *testing.T) {
 		other := get(t, sys, "/v1/restaurants/"+outside+"/orders", sys.Token)
 		unknown := get(t, sys, "/v1/restaurants/00000000-0000-4000-8000-000000000000/orders", sys.Token)

@@ -18,6 +18,72 @@ import (
 	openapi_types "github.com/oapi-codegen/runtime/types"
 )
 
+// Defines values for CatalogImportCapabilitiesCreateOnly.
+const (
+	CatalogImportCapabilitiesCreateOnlyTrue CatalogImportCapabilitiesCreateOnly = true
+)
+
+// Valid indicates whether the value is a known member of the CatalogImportCapabilitiesCreateOnly enum.
+func (e CatalogImportCapabilitiesCreateOnly) Valid() bool {
+	switch e {
+	case CatalogImportCapabilitiesCreateOnlyTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CatalogImportCapabilitiesPublishesAutomatically.
+const (
+	CatalogImportCapabilitiesPublishesAutomaticallyFalse CatalogImportCapabilitiesPublishesAutomatically = false
+)
+
+// Valid indicates whether the value is a known member of the CatalogImportCapabilitiesPublishesAutomatically enum.
+func (e CatalogImportCapabilitiesPublishesAutomatically) Valid() bool {
+	switch e {
+	case CatalogImportCapabilitiesPublishesAutomaticallyFalse:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CatalogImportCapabilitiesSupportedEntities.
+const (
+	CatalogImportCapabilitiesSupportedEntitiesCombo           CatalogImportCapabilitiesSupportedEntities = "combo"
+	CatalogImportCapabilitiesSupportedEntitiesMenu            CatalogImportCapabilitiesSupportedEntities = "menu"
+	CatalogImportCapabilitiesSupportedEntitiesMenuCategory    CatalogImportCapabilitiesSupportedEntities = "menu_category"
+	CatalogImportCapabilitiesSupportedEntitiesMenuItem        CatalogImportCapabilitiesSupportedEntities = "menu_item"
+	CatalogImportCapabilitiesSupportedEntitiesOption          CatalogImportCapabilitiesSupportedEntities = "option"
+	CatalogImportCapabilitiesSupportedEntitiesOptionGroup     CatalogImportCapabilitiesSupportedEntities = "option_group"
+	CatalogImportCapabilitiesSupportedEntitiesProduct         CatalogImportCapabilitiesSupportedEntities = "product"
+	CatalogImportCapabilitiesSupportedEntitiesProductCategory CatalogImportCapabilitiesSupportedEntities = "product_category"
+)
+
+// Valid indicates whether the value is a known member of the CatalogImportCapabilitiesSupportedEntities enum.
+func (e CatalogImportCapabilitiesSupportedEntities) Valid() bool {
+	switch e {
+	case CatalogImportCapabilitiesSupportedEntitiesCombo:
+		return true
+	case CatalogImportCapabilitiesSupportedEntitiesMenu:
+		return true
+	case CatalogImportCapabilitiesSupportedEntitiesMenuCategory:
+		return true
+	case CatalogImportCapabilitiesSupportedEntitiesMenuItem:
+		return true
+	case CatalogImportCapabilitiesSupportedEntitiesOption:
+		return true
+	case CatalogImportCapabilitiesSupportedEntitiesOptionGroup:
+		return true
+	case CatalogImportCapabilitiesSupportedEntitiesProduct:
+		return true
+	case CatalogImportCapabilitiesSupportedEntitiesProductCategory:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for CatalogImportCapabilitiesTargetModes.
 const (
 	CatalogImportCapabilitiesTargetModesExistingDraft CatalogImportCapabilitiesTargetModes = "existing_draft"
@@ -38,13 +104,13 @@ func (e CatalogImportCapabilitiesTargetModes) Valid() bool {
 
 // Defines values for CatalogImportPlanPublishesAutomatically.
 const (
-	False CatalogImportPlanPublishesAutomatically = false
+	CatalogImportPlanPublishesAutomaticallyFalse CatalogImportPlanPublishesAutomatically = false
 )
 
 // Valid indicates whether the value is a known member of the CatalogImportPlanPublishesAutomatically enum.
 func (e CatalogImportPlanPublishesAutomatically) Valid() bool {
 	switch e {
-	case False:
+	case CatalogImportPlanPublishesAutomaticallyFalse:
 		return true
 	default:
 		return false
@@ -141,126 +207,6 @@ const (
 func (e CorrectionUndoRequestConfirmed) Valid() bool {
 	switch e {
 	case CorrectionUndoRequestConfirmedTrue:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for ImportLimitsComboComponents.
-const (
-	ImportLimitsComboComponentsN100 ImportLimitsComboComponents = 100
-)
-
-// Valid indicates whether the value is a known member of the ImportLimitsComboComponents enum.
-func (e ImportLimitsComboComponents) Valid() bool {
-	switch e {
-	case ImportLimitsComboComponentsN100:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for ImportLimitsCombos.
-const (
-	ImportLimitsCombosN20 ImportLimitsCombos = 20
-)
-
-// Valid indicates whether the value is a known member of the ImportLimitsCombos enum.
-func (e ImportLimitsCombos) Valid() bool {
-	switch e {
-	case ImportLimitsCombosN20:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for ImportLimitsMenuCategories.
-const (
-	ImportLimitsMenuCategoriesN20 ImportLimitsMenuCategories = 20
-)
-
-// Valid indicates whether the value is a known member of the ImportLimitsMenuCategories enum.
-func (e ImportLimitsMenuCategories) Valid() bool {
-	switch e {
-	case ImportLimitsMenuCategoriesN20:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for ImportLimitsMenuItems.
-const (
-	ImportLimitsMenuItemsN100 ImportLimitsMenuItems = 100
-)
-
-// Valid indicates whether the value is a known member of the ImportLimitsMenuItems enum.
-func (e ImportLimitsMenuItems) Valid() bool {
-	switch e {
-	case ImportLimitsMenuItemsN100:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for ImportLimitsOptionGroups.
-const (
-	ImportLimitsOptionGroupsN20 ImportLimitsOptionGroups = 20
-)
-
-// Valid indicates whether the value is a known member of the ImportLimitsOptionGroups enum.
-func (e ImportLimitsOptionGroups) Valid() bool {
-	switch e {
-	case ImportLimitsOptionGroupsN20:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for ImportLimitsOptions.
-const (
-	ImportLimitsOptionsN100 ImportLimitsOptions = 100
-)
-
-// Valid indicates whether the value is a known member of the ImportLimitsOptions enum.
-func (e ImportLimitsOptions) Valid() bool {
-	switch e {
-	case ImportLimitsOptionsN100:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for ImportLimitsProductCategories.
-const (
-	ImportLimitsProductCategoriesN20 ImportLimitsProductCategories = 20
-)
-
-// Valid indicates whether the value is a known member of the ImportLimitsProductCategories enum.
-func (e ImportLimitsProductCategories) Valid() bool {
-	switch e {
-	case ImportLimitsProductCategoriesN20:
-		return true
-	default:
-		return false
-	}
-}
-
-// Defines values for ImportLimitsProducts.
-const (
-	ImportLimitsProductsN100 ImportLimitsProducts = 100
-)
-
-// Valid indicates whether the value is a known member of the ImportLimitsProducts enum.
-func (e ImportLimitsProducts) Valid() bool {
-	switch e {
-	case ImportLimitsProductsN100:
 		return true
 	default:
 		return false
@@ -663,19 +609,25 @@ type BusinessIdentity struct {
 // CatalogImportApplied defines model for CatalogImportApplied.
 type CatalogImportApplied struct {
 	Data struct {
-		ActionId Uuid         `json:"actionId"`
-		Created  ImportCounts `json:"created"`
+		// ActionId The same on a replay.
+		ActionId Uuid `json:"actionId"`
 
-		// Ids Maps from each request `ref` to the created uuid.
+		// Created What an import creates. `menus` is the menu the import lands in (1), `newMenus` 1 for a new
+		// draft and 0 for an existing one; `options` and `comboComponents` count across all groups
+		// and combos.
+		Created ImportCounts `json:"created"`
+
+		// Ids Maps from each request `ref` to the created uuid (for `existingMenuCategories`, the existing category's id), under every key even when empty.
 		Ids struct {
-			ExistingMenuCategories *map[string]Uuid `json:"existingMenuCategories,omitempty"`
-			Menu                   *map[string]Uuid `json:"menu,omitempty"`
-			MenuCategories         *map[string]Uuid `json:"menuCategories,omitempty"`
-			MenuItems              *map[string]Uuid `json:"menuItems,omitempty"`
-			OptionGroups           *map[string]Uuid `json:"optionGroups,omitempty"`
-			Options                *map[string]Uuid `json:"options,omitempty"`
-			ProductCategories      *map[string]Uuid `json:"productCategories,omitempty"`
-			Products               *map[string]Uuid `json:"products,omitempty"`
+			Combos                 map[string]Uuid `json:"combos"`
+			ExistingMenuCategories map[string]Uuid `json:"existingMenuCategories"`
+			Menu                   map[string]Uuid `json:"menu"`
+			MenuCategories         map[string]Uuid `json:"menuCategories"`
+			MenuItems              map[string]Uuid `json:"menuItems"`
+			OptionGroups           map[string]Uuid `json:"optionGroups"`
+			Options                map[string]Uuid `json:"options"`
+			ProductCategories      map[string]Uuid `json:"productCategories"`
+			Products               map[string]Uuid `json:"products"`
 		} `json:"ids"`
 		Menu         Menu `json:"menu"`
 		Replayed     bool `json:"replayed"`
@@ -685,62 +637,108 @@ type CatalogImportApplied struct {
 
 // CatalogImportCapabilities defines model for CatalogImportCapabilities.
 type CatalogImportCapabilities struct {
-	CombosEnabled          bool                                   `json:"combosEnabled"`
-	CreateOnly             bool                                   `json:"createOnly"`
-	Limits                 ImportLimits                           `json:"limits"`
-	PublishesAutomatically bool                                   `json:"publishesAutomatically"`
-	RestaurantId           Uuid                                   `json:"restaurantId"`
-	SupportedEntities      []string                               `json:"supportedEntities"`
-	TargetModes            []CatalogImportCapabilitiesTargetModes `json:"targetModes"`
+	// CombosEnabled Set by the deployment; when false, combos in a document are a plan error.
+	CombosEnabled bool `json:"combosEnabled"`
+
+	// CreateOnly An import only creates; it never changes or deletes.
+	CreateOnly CatalogImportCapabilitiesCreateOnly `json:"createOnly"`
+
+	// Limits The most of each kind one document may create. A deployment may configure lower values than
+	// the contract's (shown as maxima); the plan enforces the values returned here. `options` and
+	// `comboComponents` count across all groups and combos.
+	Limits                 ImportLimits                                    `json:"limits"`
+	PublishesAutomatically CatalogImportCapabilitiesPublishesAutomatically `json:"publishesAutomatically"`
+	RestaurantId           Uuid                                            `json:"restaurantId"`
+	SupportedEntities      []CatalogImportCapabilitiesSupportedEntities    `json:"supportedEntities"`
+	TargetModes            []CatalogImportCapabilitiesTargetModes          `json:"targetModes"`
 }
+
+// CatalogImportCapabilitiesCreateOnly An import only creates; it never changes or deletes.
+type CatalogImportCapabilitiesCreateOnly bool
+
+// CatalogImportCapabilitiesPublishesAutomatically defines model for CatalogImportCapabilities.PublishesAutomatically.
+type CatalogImportCapabilitiesPublishesAutomatically bool
+
+// CatalogImportCapabilitiesSupportedEntities defines model for CatalogImportCapabilities.SupportedEntities.
+type CatalogImportCapabilitiesSupportedEntities string
 
 // CatalogImportCapabilitiesTargetModes defines model for CatalogImportCapabilities.TargetModes.
 type CatalogImportCapabilitiesTargetModes string
 
-// CatalogImportDocument defines model for CatalogImportDocument.
+// CatalogImportDocument The schema gives the document's structure; an unknown field or a wrong type is a 400. Every
+// other rule is checked by the plan, which answers each problem with its JSON Pointer: refs 1–64
+// characters and unique per kind (new and existing categories share one kind; option refs are
+// unique across all groups); every reference resolving (`categoryRef` to a `menuCategories` or
+// `existingMenuCategories` ref, `optionGroupRef`, `productCategoryRef`, a combo component's
+// `menuItemRef` to a `menuItems` ref of the same document); names 1–200 characters, descriptions
+// at most 2,000, `productType` 1–64 and other codes (`tag`, an item's `unit`, classes and policies)
+// at most 64, a product's `unit` 1–32 (characters, not bytes); prices 0 to 1,000,000,000 minor units; `maxSelections` 1–100, `minSelections` from 0
+// to `maxSelections` and at most the group's options; combo quantities 1–99; the limits of
+// capabilities. `menu.name` names a new draft; an existing draft keeps its name.
 type CatalogImportDocument struct {
 	Combos *[]struct {
-		Components []struct {
-			MenuItemRef Ref `json:"menuItemRef"`
-			Quantity    int `json:"quantity"`
-		} `json:"components"`
-		Name       Name  `json:"name"`
-		PriceMinor int   `json:"priceMinor"`
-		Ref        Ref   `json:"ref"`
-		Visible    *bool `json:"visible,omitempty"`
+		Components *[]struct {
+			MenuItemRef *string `json:"menuItemRef,omitempty"`
+			Quantity    *int    `json:"quantity,omitempty"`
+		} `json:"components,omitempty"`
+		Name       *string `json:"name,omitempty"`
+		PriceMinor *int    `json:"priceMinor,omitempty"`
+		Ref        *string `json:"ref,omitempty"`
+		Visible    *bool   `json:"visible,omitempty"`
 	} `json:"combos,omitempty"`
+
+	// ExistingMenuCategories Categories already on the target draft (existing_draft only) that new items may use.
 	ExistingMenuCategories *[]struct {
-		CategoryId Uuid `json:"categoryId"`
-		Ref        Ref  `json:"ref"`
+		// CategoryId A category of the target draft (see the target).
+		CategoryId *string `json:"categoryId,omitempty"`
+		Ref        *string `json:"ref,omitempty"`
 	} `json:"existingMenuCategories,omitempty"`
-	Menu struct {
-		Name Name `json:"name"`
-		Ref  Ref  `json:"ref"`
-	} `json:"menu"`
-	MenuCategories []struct {
-		DiscountPolicy        *string `json:"discountPolicy,omitempty"`
-		Name                  Name    `json:"name"`
-		Ref                   Ref     `json:"ref"`
+	Menu *struct {
+		Name *string `json:"name,omitempty"`
+		Ref  *string `json:"ref,omitempty"`
+	} `json:"menu,omitempty"`
+	MenuCategories *[]struct {
+		// DiscountPolicy e.g. allowed
+		DiscountPolicy *string `json:"discountPolicy,omitempty"`
+		Name           *string `json:"name,omitempty"`
+		Ref            *string `json:"ref,omitempty"`
+
+		// RegulatedProductClass e.g. standard
 		RegulatedProductClass *string `json:"regulatedProductClass,omitempty"`
 		Visible               *bool   `json:"visible,omitempty"`
-	} `json:"menuCategories"`
-	MenuItems []struct {
-		AlcoholPercentage      *float32             `json:"alcoholPercentage,omitempty"`
-		AlcoholType            *string              `json:"alcoholType,omitempty"`
-		BasePriceMinor         int                  `json:"basePriceMinor"`
-		CategoryRef            Ref                  `json:"categoryRef"`
-		Description            *NullableDescription `json:"description,omitempty"`
-		DietaryInfo            *map[string]bool     `json:"dietaryInfo,omitempty"`
-		DiscountPolicyOverride *string              `json:"discountPolicyOverride,omitempty"`
-		IsAlcohol              *bool                `json:"isAlcohol,omitempty"`
-		Name                   Name                 `json:"name"`
-		OpenPrice              *bool                `json:"openPrice,omitempty"`
+	} `json:"menuCategories,omitempty"`
+	MenuItems *[]struct {
+		// AlcoholPercentage 0 to 100.
+		AlcoholPercentage *float32 `json:"alcoholPercentage,omitempty"`
+		AlcoholType       *string  `json:"alcoholType,omitempty"`
+		BasePriceMinor    *int     `json:"basePriceMinor,omitempty"`
+		CategoryRef       *string  `json:"categoryRef,omitempty"`
+		Description       *string  `json:"description,omitempty"`
+		DietaryInfo       *struct {
+			DairyFree   *bool `json:"dairy-free,omitempty"`
+			EggFree     *bool `json:"egg-free,omitempty"`
+			GlutenFree  *bool `json:"gluten-free,omitempty"`
+			LactoseFree *bool `json:"lactose-free,omitempty"`
+			LowLactose  *bool `json:"low-lactose,omitempty"`
+			NutFree     *bool `json:"nut-free,omitempty"`
+			SoyFree     *bool `json:"soy-free,omitempty"`
+			Vegan       *bool `json:"vegan,omitempty"`
+			Vegetarian  *bool `json:"vegetarian,omitempty"`
+		} `json:"dietaryInfo,omitempty"`
+		DiscountPolicyOverride *string `json:"discountPolicyOverride,omitempty"`
+		IsAlcohol              *bool   `json:"isAlcohol,omitempty"`
+		Name                   *string `json:"name,omitempty"`
+		OpenPrice              *bool   `json:"openPrice,omitempty"`
 		OptionGroupAssignments *[]struct {
-			OptionGroupRef Ref `json:"optionGroupRef"`
-			Position       int `json:"position"`
+			OptionGroupRef *string `json:"optionGroupRef,omitempty"`
+
+			// Position 0 or more; one group per position on an item.
+			Position *int `json:"position,omitempty"`
 		} `json:"optionGroupAssignments,omitempty"`
+
+		// ProductType e.g. food, drink
 		ProductType                   *string  `json:"productType,omitempty"`
-		Ref                           Ref      `json:"ref"`
+		Ref                           *string  `json:"ref,omitempty"`
 		RegulatedProductClassOverride *string  `json:"regulatedProductClassOverride,omitempty"`
 		ShowInKitchen                 *bool    `json:"showInKitchen,omitempty"`
 		Tag                           *string  `json:"tag,omitempty"`
@@ -748,47 +746,57 @@ type CatalogImportDocument struct {
 		Unit                          *string  `json:"unit,omitempty"`
 		Visible                       *bool    `json:"visible,omitempty"`
 		Volume                        *float32 `json:"volume,omitempty"`
-	} `json:"menuItems"`
+	} `json:"menuItems,omitempty"`
 	OptionGroups *[]struct {
-		MaxSelections int  `json:"maxSelections"`
-		MinSelections int  `json:"minSelections"`
-		Name          Name `json:"name"`
-		Options       []struct {
-			Name       Name  `json:"name"`
-			PriceMinor int   `json:"priceMinor"`
-			Ref        Ref   `json:"ref"`
-			Visible    *bool `json:"visible,omitempty"`
-		} `json:"options"`
-		Ref Ref `json:"ref"`
+		MaxSelections *int    `json:"maxSelections,omitempty"`
+		MinSelections *int    `json:"minSelections,omitempty"`
+		Name          *string `json:"name,omitempty"`
+		Options       *[]struct {
+			Name       *string `json:"name,omitempty"`
+			PriceMinor *int    `json:"priceMinor,omitempty"`
+			Ref        *string `json:"ref,omitempty"`
+			Visible    *bool   `json:"visible,omitempty"`
+		} `json:"options,omitempty"`
+		Ref *string `json:"ref,omitempty"`
 	} `json:"optionGroups,omitempty"`
 	ProductCategories *[]struct {
-		Name Name `json:"name"`
-		Ref  Ref  `json:"ref"`
+		Name *string `json:"name,omitempty"`
+		Ref  *string `json:"ref,omitempty"`
 	} `json:"productCategories,omitempty"`
 	Products *[]struct {
-		Name               Name    `json:"name"`
-		ProductCategoryRef Ref     `json:"productCategoryRef"`
-		Ref                Ref     `json:"ref"`
+		Name               *string `json:"name,omitempty"`
+		ProductCategoryRef *string `json:"productCategoryRef,omitempty"`
+		Ref                *string `json:"ref,omitempty"`
 		TrackStock         *bool   `json:"trackStock,omitempty"`
-		Unit               *string `json:"unit,omitempty"`
+
+		// Unit e.g. kg, l, pcs
+		Unit *string `json:"unit,omitempty"`
 	} `json:"products,omitempty"`
 }
 
 // CatalogImportPlan defines model for CatalogImportPlan.
 type CatalogImportPlan struct {
-	Creates                ImportCounts                            `json:"creates"`
-	Errors                 []PlanIssue                             `json:"errors"`
+	// Creates What an import creates. `menus` is the menu the import lands in (1), `newMenus` 1 for a new
+	// draft and 0 for an existing one; `options` and `comboComponents` count across all groups
+	// and combos.
+	Creates ImportCounts `json:"creates"`
+	Errors  []PlanIssue  `json:"errors"`
+
+	// MenuName The name of the menu the import lands in.
 	MenuName               string                                  `json:"menuName"`
 	PlanHash               string                                  `json:"planHash"`
 	PublishesAutomatically CatalogImportPlanPublishesAutomatically `json:"publishesAutomatically"`
 	RestaurantId           Uuid                                    `json:"restaurantId"`
 	Target                 struct {
-		MenuId                *NullableUuid                `json:"menuId,omitempty"`
-		MenuName              *string                      `json:"menuName,omitempty"`
-		Mode                  *CatalogImportPlanTargetMode `json:"mode,omitempty"`
-		PreviousCategoryCount *int                         `json:"previousCategoryCount,omitempty"`
-		PreviousItemCount     *int                         `json:"previousItemCount,omitempty"`
+		// MenuId The existing draft; null for new_draft.
+		MenuId                *NullableUuid               `json:"menuId"`
+		MenuName              string                      `json:"menuName"`
+		Mode                  CatalogImportPlanTargetMode `json:"mode"`
+		PreviousCategoryCount int                         `json:"previousCategoryCount"`
+		PreviousItemCount     int                         `json:"previousItemCount"`
 	} `json:"target"`
+
+	// Valid True when `errors` is empty; only a valid plan can be applied.
 	Valid    bool        `json:"valid"`
 	Warnings []PlanIssue `json:"warnings"`
 }
@@ -801,11 +809,14 @@ type CatalogImportPlanTargetMode string
 
 // CatalogImportTarget defines model for CatalogImportTarget.
 type CatalogImportTarget struct {
+	// CanAddCatalogEntities True only for an inactive draft (neither the POS nor the online menu).
 	CanAddCatalogEntities bool `json:"canAddCatalogEntities"`
-	Categories            []struct {
-		CategoryId *Uuid   `json:"categoryId,omitempty"`
-		ItemCount  *int    `json:"itemCount,omitempty"`
-		Name       *string `json:"name,omitempty"`
+
+	// Categories The menu's categories; an existing draft's categories can be named in `existingMenuCategories`.
+	Categories []struct {
+		CategoryId Uuid   `json:"categoryId"`
+		ItemCount  int    `json:"itemCount"`
+		Name       string `json:"name"`
 	} `json:"categories"`
 	Menu         Menu `json:"menu"`
 	RestaurantId Uuid `json:"restaurantId"`
@@ -939,55 +950,35 @@ type Error struct {
 	RequestId string  `json:"request_id"`
 }
 
-// ImportCounts defines model for ImportCounts.
+// ImportCounts What an import creates. `menus` is the menu the import lands in (1), `newMenus` 1 for a new
+// draft and 0 for an existing one; `options` and `comboComponents` count across all groups
+// and combos.
 type ImportCounts struct {
-	ComboComponents   *int `json:"comboComponents,omitempty"`
-	Combos            *int `json:"combos,omitempty"`
-	MenuCategories    *int `json:"menuCategories,omitempty"`
-	MenuItems         *int `json:"menuItems,omitempty"`
-	Menus             *int `json:"menus,omitempty"`
-	NewMenus          *int `json:"newMenus,omitempty"`
-	OptionGroups      *int `json:"optionGroups,omitempty"`
-	Options           *int `json:"options,omitempty"`
-	ProductCategories *int `json:"productCategories,omitempty"`
-	Products          *int `json:"products,omitempty"`
+	ComboComponents   int `json:"comboComponents"`
+	Combos            int `json:"combos"`
+	MenuCategories    int `json:"menuCategories"`
+	MenuItems         int `json:"menuItems"`
+	Menus             int `json:"menus"`
+	NewMenus          int `json:"newMenus"`
+	OptionGroups      int `json:"optionGroups"`
+	Options           int `json:"options"`
+	ProductCategories int `json:"productCategories"`
+	Products          int `json:"products"`
 }
 
-// ImportLimits defines model for ImportLimits.
+// ImportLimits The most of each kind one document may create. A deployment may configure lower values than
+// the contract's (shown as maxima); the plan enforces the values returned here. `options` and
+// `comboComponents` count across all groups and combos.
 type ImportLimits struct {
-	ComboComponents   *ImportLimitsComboComponents   `json:"comboComponents,omitempty"`
-	Combos            *ImportLimitsCombos            `json:"combos,omitempty"`
-	MenuCategories    *ImportLimitsMenuCategories    `json:"menuCategories,omitempty"`
-	MenuItems         *ImportLimitsMenuItems         `json:"menuItems,omitempty"`
-	OptionGroups      *ImportLimitsOptionGroups      `json:"optionGroups,omitempty"`
-	Options           *ImportLimitsOptions           `json:"options,omitempty"`
-	ProductCategories *ImportLimitsProductCategories `json:"productCategories,omitempty"`
-	Products          *ImportLimitsProducts          `json:"products,omitempty"`
+	ComboComponents   int `json:"comboComponents"`
+	Combos            int `json:"combos"`
+	MenuCategories    int `json:"menuCategories"`
+	MenuItems         int `json:"menuItems"`
+	OptionGroups      int `json:"optionGroups"`
+	Options           int `json:"options"`
+	ProductCategories int `json:"productCategories"`
+	Products          int `json:"products"`
 }
-
-// ImportLimitsComboComponents defines model for ImportLimits.ComboComponents.
-type ImportLimitsComboComponents int
-
-// ImportLimitsCombos defines model for ImportLimits.Combos.
-type ImportLimitsCombos int
-
-// ImportLimitsMenuCategories defines model for ImportLimits.MenuCategories.
-type ImportLimitsMenuCategories int
-
-// ImportLimitsMenuItems defines model for ImportLimits.MenuItems.
-type ImportLimitsMenuItems int
-
-// ImportLimitsOptionGroups defines model for ImportLimits.OptionGroups.
-type ImportLimitsOptionGroups int
-
-// ImportLimitsOptions defines model for ImportLimits.Options.
-type ImportLimitsOptions int
-
-// ImportLimitsProductCategories defines model for ImportLimits.ProductCategories.
-type ImportLimitsProductCategories int
-
-// ImportLimitsProducts defines model for ImportLimits.Products.
-type ImportLimitsProducts int
 
 // ImportTarget defines model for ImportTarget.
 type ImportTarget struct {
@@ -1004,6 +995,7 @@ type ImportTarget0Mode string
 
 // ImportTarget1 defines model for ImportTarget.1.
 type ImportTarget1 struct {
+	// MenuId An inactive draft menu of the restaurant.
 	MenuId Uuid              `json:"menuId"`
 	Mode   ImportTarget1Mode `json:"mode"`
 }
@@ -1377,12 +1369,20 @@ type Period struct {
 	TimeZone string `json:"timeZone"`
 }
 
-// PlanIssue defines model for PlanIssue.
+// PlanIssue One plan error or warning. Error codes: `limit_exceeded`, `ref_invalid`, `ref_duplicate`,
+// `reference_unresolved`, `name_invalid`, `description_too_long`, `value_invalid`,
+// `value_out_of_range`, `price_out_of_range`, `selections_invalid`, `option_group_empty`,
+// `assignment_duplicate`, `combo_empty`, `combos_disabled`, `existing_category_without_draft`,
+// `category_not_on_target`, `target_not_draft`. Warning codes: `menu_name_ignored`,
+// `menu_category_empty`, `option_group_unassigned`, `product_category_empty`. New codes may be
+// added.
 type PlanIssue struct {
-	Code    string `json:"code"`
+	Code string `json:"code"`
+
+	// Message What to change, in plain words.
 	Message string `json:"message"`
 
-	// Path JSON Pointer into the document.
+	// Path RFC 6901 JSON Pointer into the document, e.g. /menuItems/3/categoryRef; empty for the target as a whole.
 	Path string `json:"path"`
 }
 
@@ -1394,9 +1394,6 @@ type RateAmounts struct {
 	Unknown  *int `json:"unknown,omitempty"`
 	Zero     *int `json:"zero,omitempty"`
 }
-
-// Ref defines model for Ref.
-type Ref = string
 
 // RefundEvent defines model for RefundEvent.
 type RefundEvent struct {
@@ -1541,11 +1538,22 @@ type GetProtectedResourceMetadata200JSONResponseBodyBearerMethodsSupported strin
 
 // ApplyCatalogImportJSONBody defines parameters for ApplyCatalogImport.
 type ApplyCatalogImportJSONBody struct {
-	Confirmed        ApplyCatalogImportJSONBodyConfirmed `json:"confirmed"`
-	Document         CatalogImportDocument               `json:"document"`
-	ExpectedPlanHash string                              `json:"expectedPlanHash"`
-	IdempotencyKey   Uuid                                `json:"idempotencyKey"`
-	Target           ImportTarget                        `json:"target"`
+	Confirmed ApplyCatalogImportJSONBodyConfirmed `json:"confirmed"`
+
+	// Document The schema gives the document's structure; an unknown field or a wrong type is a 400. Every
+	// other rule is checked by the plan, which answers each problem with its JSON Pointer: refs 1–64
+	// characters and unique per kind (new and existing categories share one kind; option refs are
+	// unique across all groups); every reference resolving (`categoryRef` to a `menuCategories` or
+	// `existingMenuCategories` ref, `optionGroupRef`, `productCategoryRef`, a combo component's
+	// `menuItemRef` to a `menuItems` ref of the same document); names 1–200 characters, descriptions
+	// at most 2,000, `productType` 1–64 and other codes (`tag`, an item's `unit`, classes and policies)
+	// at most 64, a product's `unit` 1–32 (characters, not bytes); prices 0 to 1,000,000,000 minor units; `maxSelections` 1–100, `minSelections` from 0
+	// to `maxSelections` and at most the group's options; combo quantities 1–99; the limits of
+	// capabilities. `menu.name` names a new draft; an existing draft keeps its name.
+	Document         CatalogImportDocument `json:"document"`
+	ExpectedPlanHash string                `json:"expectedPlanHash"`
+	IdempotencyKey   Uuid                  `json:"idempotencyKey"`
+	Target           ImportTarget          `json:"target"`
 }
 
 // ApplyCatalogImportParams defines parameters for ApplyCatalogImport.
@@ -1569,6 +1577,16 @@ type GetCatalogImportCapabilitiesParams struct {
 
 // PlanCatalogImportJSONBody defines parameters for PlanCatalogImport.
 type PlanCatalogImportJSONBody struct {
+	// Document The schema gives the document's structure; an unknown field or a wrong type is a 400. Every
+	// other rule is checked by the plan, which answers each problem with its JSON Pointer: refs 1–64
+	// characters and unique per kind (new and existing categories share one kind; option refs are
+	// unique across all groups); every reference resolving (`categoryRef` to a `menuCategories` or
+	// `existingMenuCategories` ref, `optionGroupRef`, `productCategoryRef`, a combo component's
+	// `menuItemRef` to a `menuItems` ref of the same document); names 1–200 characters, descriptions
+	// at most 2,000, `productType` 1–64 and other codes (`tag`, an item's `unit`, classes and policies)
+	// at most 64, a product's `unit` 1–32 (characters, not bytes); prices 0 to 1,000,000,000 minor units; `maxSelections` 1–100, `minSelections` from 0
+	// to `maxSelections` and at most the group's options; combo quantities 1–99; the limits of
+	// capabilities. `menu.name` names a new draft; an existing draft keeps its name.
 	Document CatalogImportDocument `json:"document"`
 	Target   ImportTarget          `json:"target"`
 }
@@ -2054,8 +2072,16 @@ type ClientInterface interface {
 
 	// ApplyCatalogImportWithBody Create the planned entities in an inactive draft (never publishes)
 	//
-	// Recomputes the plan: a hash mismatch is 409, an invalid plan 400 with the errors. 201 for
-	// `new_draft`, 200 for `existing_draft`. All entities or none.
+	// Recomputes the plan and writes it as one create-only transaction in the menus service: all
+	// entities or none, never published. 201 for `new_draft`, 200 for `existing_draft`; `created`
+	// equals the plan's `creates` and `ids` maps every ref. The same `idempotencyKey` (scoped to the
+	// partner client and restaurant) with the same body answers the first answer again with
+	// `replayed: true` and writes nothing; with another body it is 409. 409 also when the plan hash
+	// no longer matches (the document, target or target draft changed: plan again), when the target
+	// is no longer an inactive draft (it became the POS or online menu), or when a concurrent import
+	// changed the draft first. 400 when the plan has errors (the message lists them with their JSON
+	// Pointers) or `confirmed` is not true. 503 `capability_disabled` when the menus service is
+	// unreachable; nothing was written, retry with the same key.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2064,8 +2090,16 @@ type ClientInterface interface {
 
 	// ApplyCatalogImport Create the planned entities in an inactive draft (never publishes)
 	//
-	// Recomputes the plan: a hash mismatch is 409, an invalid plan 400 with the errors. 201 for
-	// `new_draft`, 200 for `existing_draft`. All entities or none.
+	// Recomputes the plan and writes it as one create-only transaction in the menus service: all
+	// entities or none, never published. 201 for `new_draft`, 200 for `existing_draft`; `created`
+	// equals the plan's `creates` and `ids` maps every ref. The same `idempotencyKey` (scoped to the
+	// partner client and restaurant) with the same body answers the first answer again with
+	// `replayed: true` and writes nothing; with another body it is 409. 409 also when the plan hash
+	// no longer matches (the document, target or target draft changed: plan again), when the target
+	// is no longer an inactive draft (it became the POS or online menu), or when a concurrent import
+	// changed the draft first. 400 when the plan has errors (the message lists them with their JSON
+	// Pointers) or `confirmed` is not true. 503 `capability_disabled` when the menus service is
+	// unreachable; nothing was written, retry with the same key.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -2079,9 +2113,16 @@ type ClientInterface interface {
 
 	// PlanCatalogImportWithBody Validate an import without writing
 	//
+	// Validates the whole document without writing. A document with problems answers 200 with
+	// `valid: false` and every error (and warning) at once, each `{code, path, message}` with `path`
+	// an RFC 6901 JSON Pointer into the document. 400 only for a request that is not a plan at all:
+	// malformed JSON, an unknown field, a missing `target` or `document`, an unknown `target.mode`
+	// (or `menuId` missing for `existing_draft`). An `existing_draft` target that is not one of the
+	// restaurant's menus is 404; a POS or online menu is the plan error `target_not_draft`.
 	// `planHash` is the hex SHA-256 of a canonical encoding of restaurant, target, document and the
-	// target draft's current revision: stable for equal input, changed when the draft changes.
-	// Capability limits are enforced; combos while disabled are a plan error.
+	// target draft's current revision: stable for equal input (absent and empty lists are equal),
+	// changed when the draft changes. Capability limits are enforced; combos while disabled are a
+	// plan error. The body has no `idempotencyKey`: a plan writes nothing.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -2090,9 +2131,16 @@ type ClientInterface interface {
 
 	// PlanCatalogImport Validate an import without writing
 	//
+	// Validates the whole document without writing. A document with problems answers 200 with
+	// `valid: false` and every error (and warning) at once, each `{code, path, message}` with `path`
+	// an RFC 6901 JSON Pointer into the document. 400 only for a request that is not a plan at all:
+	// malformed JSON, an unknown field, a missing `target` or `document`, an unknown `target.mode`
+	// (or `menuId` missing for `existing_draft`). An `existing_draft` target that is not one of the
+	// restaurant's menus is 404; a POS or online menu is the plan error `target_not_draft`.
 	// `planHash` is the hex SHA-256 of a canonical encoding of restaurant, target, document and the
-	// target draft's current revision: stable for equal input, changed when the draft changes.
-	// Capability limits are enforced; combos while disabled are a plan error.
+	// target draft's current revision: stable for equal input (absent and empty lists are equal),
+	// changed when the draft changes. Capability limits are enforced; combos while disabled are a
+	// plan error. The body has no `idempotencyKey`: a plan writes nothing.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -2401,8 +2449,16 @@ func (c *Client) ListRestaurants(ctx context.Context, reqEditors ...RequestEdito
 
 // ApplyCatalogImportWithBody Create the planned entities in an inactive draft (never publishes)
 //
-// Recomputes the plan: a hash mismatch is 409, an invalid plan 400 with the errors. 201 for
-// `new_draft`, 200 for `existing_draft`. All entities or none.
+// Recomputes the plan and writes it as one create-only transaction in the menus service: all
+// entities or none, never published. 201 for `new_draft`, 200 for `existing_draft`; `created`
+// equals the plan's `creates` and `ids` maps every ref. The same `idempotencyKey` (scoped to the
+// partner client and restaurant) with the same body answers the first answer again with
+// `replayed: true` and writes nothing; with another body it is 409. 409 also when the plan hash
+// no longer matches (the document, target or target draft changed: plan again), when the target
+// is no longer an inactive draft (it became the POS or online menu), or when a concurrent import
+// changed the draft first. 400 when the plan has errors (the message lists them with their JSON
+// Pointers) or `confirmed` is not true. 503 `capability_disabled` when the menus service is
+// unreachable; nothing was written, retry with the same key.
 //
 // Takes any type of body and a specified content type.
 //
@@ -2421,8 +2477,16 @@ func (c *Client) ApplyCatalogImportWithBody(ctx context.Context, restaurantId Re
 
 // ApplyCatalogImport Create the planned entities in an inactive draft (never publishes)
 //
-// Recomputes the plan: a hash mismatch is 409, an invalid plan 400 with the errors. 201 for
-// `new_draft`, 200 for `existing_draft`. All entities or none.
+// Recomputes the plan and writes it as one create-only transaction in the menus service: all
+// entities or none, never published. 201 for `new_draft`, 200 for `existing_draft`; `created`
+// equals the plan's `creates` and `ids` maps every ref. The same `idempotencyKey` (scoped to the
+// partner client and restaurant) with the same body answers the first answer again with
+// `replayed: true` and writes nothing; with another body it is 409. 409 also when the plan hash
+// no longer matches (the document, target or target draft changed: plan again), when the target
+// is no longer an inactive draft (it became the POS or online menu), or when a concurrent import
+// changed the draft first. 400 when the plan has errors (the message lists them with their JSON
+// Pointers) or `confirmed` is not true. 503 `capability_disabled` when the menus service is
+// unreachable; nothing was written, retry with the same key.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -2456,9 +2520,16 @@ func (c *Client) GetCatalogImportCapabilities(ctx context.Context, restaurantId 
 
 // PlanCatalogImportWithBody Validate an import without writing
 //
+// Validates the whole document without writing. A document with problems answers 200 with
+// `valid: false` and every error (and warning) at once, each `{code, path, message}` with `path`
+// an RFC 6901 JSON Pointer into the document. 400 only for a request that is not a plan at all:
+// malformed JSON, an unknown field, a missing `target` or `document`, an unknown `target.mode`
+// (or `menuId` missing for `existing_draft`). An `existing_draft` target that is not one of the
+// restaurant's menus is 404; a POS or online menu is the plan error `target_not_draft`.
 // `planHash` is the hex SHA-256 of a canonical encoding of restaurant, target, document and the
-// target draft's current revision: stable for equal input, changed when the draft changes.
-// Capability limits are enforced; combos while disabled are a plan error.
+// target draft's current revision: stable for equal input (absent and empty lists are equal),
+// changed when the draft changes. Capability limits are enforced; combos while disabled are a
+// plan error. The body has no `idempotencyKey`: a plan writes nothing.
 //
 // Takes any type of body and a specified content type.
 //
@@ -2477,9 +2548,16 @@ func (c *Client) PlanCatalogImportWithBody(ctx context.Context, restaurantId Res
 
 // PlanCatalogImport Validate an import without writing
 //
+// Validates the whole document without writing. A document with problems answers 200 with
+// `valid: false` and every error (and warning) at once, each `{code, path, message}` with `path`
+// an RFC 6901 JSON Pointer into the document. 400 only for a request that is not a plan at all:
+// malformed JSON, an unknown field, a missing `target` or `document`, an unknown `target.mode`
+// (or `menuId` missing for `existing_draft`). An `existing_draft` target that is not one of the
+// restaurant's menus is 404; a POS or online menu is the plan error `target_not_draft`.
 // `planHash` is the hex SHA-256 of a canonical encoding of restaurant, target, document and the
-// target draft's current revision: stable for equal input, changed when the draft changes.
-// Capability limits are enforced; combos while disabled are a plan error.
+// target draft's current revision: stable for equal input (absent and empty lists are equal),
+// changed when the draft changes. Capability limits are enforced; combos while disabled are a
+// plan error. The body has no `idempotencyKey`: a plan writes nothing.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -4889,8 +4967,16 @@ type ClientWithResponsesInterface interface {
 
 	// ApplyCatalogImportWithBodyWithResponse Create the planned entities in an inactive draft (never publishes)
 	//
-	// Recomputes the plan: a hash mismatch is 409, an invalid plan 400 with the errors. 201 for
-	// `new_draft`, 200 for `existing_draft`. All entities or none.
+	// Recomputes the plan and writes it as one create-only transaction in the menus service: all
+	// entities or none, never published. 201 for `new_draft`, 200 for `existing_draft`; `created`
+	// equals the plan's `creates` and `ids` maps every ref. The same `idempotencyKey` (scoped to the
+	// partner client and restaurant) with the same body answers the first answer again with
+	// `replayed: true` and writes nothing; with another body it is 409. 409 also when the plan hash
+	// no longer matches (the document, target or target draft changed: plan again), when the target
+	// is no longer an inactive draft (it became the POS or online menu), or when a concurrent import
+	// changed the draft first. 400 when the plan has errors (the message lists them with their JSON
+	// Pointers) or `confirmed` is not true. 503 `capability_disabled` when the menus service is
+	// unreachable; nothing was written, retry with the same key.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -4899,8 +4985,16 @@ type ClientWithResponsesInterface interface {
 
 	// ApplyCatalogImportWithResponse Create the planned entities in an inactive draft (never publishes)
 	//
-	// Recomputes the plan: a hash mismatch is 409, an invalid plan 400 with the errors. 201 for
-	// `new_draft`, 200 for `existing_draft`. All entities or none.
+	// Recomputes the plan and writes it as one create-only transaction in the menus service: all
+	// entities or none, never published. 201 for `new_draft`, 200 for `existing_draft`; `created`
+	// equals the plan's `creates` and `ids` maps every ref. The same `idempotencyKey` (scoped to the
+	// partner client and restaurant) with the same body answers the first answer again with
+	// `replayed: true` and writes nothing; with another body it is 409. 409 also when the plan hash
+	// no longer matches (the document, target or target draft changed: plan again), when the target
+	// is no longer an inactive draft (it became the POS or online menu), or when a concurrent import
+	// changed the draft first. 400 when the plan has errors (the message lists them with their JSON
+	// Pointers) or `confirmed` is not true. 503 `capability_disabled` when the menus service is
+	// unreachable; nothing was written, retry with the same key.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -4916,9 +5010,16 @@ type ClientWithResponsesInterface interface {
 
 	// PlanCatalogImportWithBodyWithResponse Validate an import without writing
 	//
+	// Validates the whole document without writing. A document with problems answers 200 with
+	// `valid: false` and every error (and warning) at once, each `{code, path, message}` with `path`
+	// an RFC 6901 JSON Pointer into the document. 400 only for a request that is not a plan at all:
+	// malformed JSON, an unknown field, a missing `target` or `document`, an unknown `target.mode`
+	// (or `menuId` missing for `existing_draft`). An `existing_draft` target that is not one of the
+	// restaurant's menus is 404; a POS or online menu is the plan error `target_not_draft`.
 	// `planHash` is the hex SHA-256 of a canonical encoding of restaurant, target, document and the
-	// target draft's current revision: stable for equal input, changed when the draft changes.
-	// Capability limits are enforced; combos while disabled are a plan error.
+	// target draft's current revision: stable for equal input (absent and empty lists are equal),
+	// changed when the draft changes. Capability limits are enforced; combos while disabled are a
+	// plan error. The body has no `idempotencyKey`: a plan writes nothing.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -4927,9 +5028,16 @@ type ClientWithResponsesInterface interface {
 
 	// PlanCatalogImportWithResponse Validate an import without writing
 	//
+	// Validates the whole document without writing. A document with problems answers 200 with
+	// `valid: false` and every error (and warning) at once, each `{code, path, message}` with `path`
+	// an RFC 6901 JSON Pointer into the document. 400 only for a request that is not a plan at all:
+	// malformed JSON, an unknown field, a missing `target` or `document`, an unknown `target.mode`
+	// (or `menuId` missing for `existing_draft`). An `existing_draft` target that is not one of the
+	// restaurant's menus is 404; a POS or online menu is the plan error `target_not_draft`.
 	// `planHash` is the hex SHA-256 of a canonical encoding of restaurant, target, document and the
-	// target draft's current revision: stable for equal input, changed when the draft changes.
-	// Capability limits are enforced; combos while disabled are a plan error.
+	// target draft's current revision: stable for equal input (absent and empty lists are equal),
+	// changed when the draft changes. Capability limits are enforced; combos while disabled are a
+	// plan error. The body has no `idempotencyKey`: a plan writes nothing.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -9719,8 +9827,16 @@ func (c *ClientWithResponses) ListRestaurantsWithResponse(ctx context.Context, r
 
 // ApplyCatalogImportWithBodyWithResponse Create the planned entities in an inactive draft (never publishes)
 //
-// Recomputes the plan: a hash mismatch is 409, an invalid plan 400 with the errors. 201 for
-// `new_draft`, 200 for `existing_draft`. All entities or none.
+// Recomputes the plan and writes it as one create-only transaction in the menus service: all
+// entities or none, never published. 201 for `new_draft`, 200 for `existing_draft`; `created`
+// equals the plan's `creates` and `ids` maps every ref. The same `idempotencyKey` (scoped to the
+// partner client and restaurant) with the same body answers the first answer again with
+// `replayed: true` and writes nothing; with another body it is 409. 409 also when the plan hash
+// no longer matches (the document, target or target draft changed: plan again), when the target
+// is no longer an inactive draft (it became the POS or online menu), or when a concurrent import
+// changed the draft first. 400 when the plan has errors (the message lists them with their JSON
+// Pointers) or `confirmed` is not true. 503 `capability_disabled` when the menus service is
+// unreachable; nothing was written, retry with the same key.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -9735,8 +9851,16 @@ func (c *ClientWithResponses) ApplyCatalogImportWithBodyWithResponse(ctx context
 
 // ApplyCatalogImportWithResponse Create the planned entities in an inactive draft (never publishes)
 //
-// Recomputes the plan: a hash mismatch is 409, an invalid plan 400 with the errors. 201 for
-// `new_draft`, 200 for `existing_draft`. All entities or none.
+// Recomputes the plan and writes it as one create-only transaction in the menus service: all
+// entities or none, never published. 201 for `new_draft`, 200 for `existing_draft`; `created`
+// equals the plan's `creates` and `ids` maps every ref. The same `idempotencyKey` (scoped to the
+// partner client and restaurant) with the same body answers the first answer again with
+// `replayed: true` and writes nothing; with another body it is 409. 409 also when the plan hash
+// no longer matches (the document, target or target draft changed: plan again), when the target
+// is no longer an inactive draft (it became the POS or online menu), or when a concurrent import
+// changed the draft first. 400 when the plan has errors (the message lists them with their JSON
+// Pointers) or `confirmed` is not true. 503 `capability_disabled` when the menus service is
+// unreachable; nothing was written, retry with the same key.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
@@ -9764,9 +9888,16 @@ func (c *ClientWithResponses) GetCatalogImportCapabilitiesWithResponse(ctx conte
 
 // PlanCatalogImportWithBodyWithResponse Validate an import without writing
 //
+// Validates the whole document without writing. A document with problems answers 200 with
+// `valid: false` and every error (and warning) at once, each `{code, path, message}` with `path`
+// an RFC 6901 JSON Pointer into the document. 400 only for a request that is not a plan at all:
+// malformed JSON, an unknown field, a missing `target` or `document`, an unknown `target.mode`
+// (or `menuId` missing for `existing_draft`). An `existing_draft` target that is not one of the
+// restaurant's menus is 404; a POS or online menu is the plan error `target_not_draft`.
 // `planHash` is the hex SHA-256 of a canonical encoding of restaurant, target, document and the
-// target draft's current revision: stable for equal input, changed when the draft changes.
-// Capability limits are enforced; combos while disabled are a plan error.
+// target draft's current revision: stable for equal input (absent and empty lists are equal),
+// changed when the draft changes. Capability limits are enforced; combos while disabled are a
+// plan error. The body has no `idempotencyKey`: a plan writes nothing.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -9781,9 +9912,16 @@ func (c *ClientWithResponses) PlanCatalogImportWithBodyWithResponse(ctx context.
 
 // PlanCatalogImportWithResponse Validate an import without writing
 //
+// Validates the whole document without writing. A document with problems answers 200 with
+// `valid: false` and every error (and warning) at once, each `{code, path, message}` with `path`
+// an RFC 6901 JSON Pointer into the document. 400 only for a request that is not a plan at all:
+// malformed JSON, an unknown field, a missing `target` or `document`, an unknown `target.mode`
+// (or `menuId` missing for `existing_draft`). An `existing_draft` target that is not one of the
+// restaurant's menus is 404; a POS or online menu is the plan error `target_not_draft`.
 // `planHash` is the hex SHA-256 of a canonical encoding of restaurant, target, document and the
-// target draft's current revision: stable for equal input, changed when the draft changes.
-// Capability limits are enforced; combos while disabled are a plan error.
+// target draft's current revision: stable for equal input (absent and empty lists are equal),
+// changed when the draft changes. Capability limits are enforced; combos while disabled are a
+// plan error. The body has no `idempotencyKey`: a plan writes nothing.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //

@@ -75,6 +75,10 @@ type Process struct {
 	Kubernetes bool `json:"kubernetes,omitempty"`
 	// Upstream is set when the gateway forwards operations to it.
 	Upstream *Upstream `json:"upstream,omitempty"`
+	// Calls names the processes it calls directly (not through the gateway),
+	// each declared before it and an upstream: it reads each one's base URL
+	// from that process's upstream URL variable (calls ["menus"]: MENUS_URL).
+	Calls []string `json:"calls,omitempty"`
 	// Secrets are the secret environment variables it needs besides
 	// DATABASE_URL and REDIS_URL.
 	Secrets []string `json:"secrets"`
@@ -171,6 +175,17 @@ func (r Registry) Upstreams() []Process {
 	for _, p := range r.Processes {
 		if p.Upstream != nil {
 			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// Callees are the processes p calls, in p's order.
+func (r Registry) Callees(p Process) []Process {
+	var out []Process
+	for _, name := range p.Calls {
+		if c, ok := r.Get(name); ok {
+			out = append(out, c)
 		}
 	}
 	return out
@@ -274,6 +289,17 @@ func (r Registry) validate() error {
 				bad("%s: %s is also %s's URL", id, u.URLEnv, other)
 			}
 			services[u.Service], envs[u.URLEnv] = p.Name, p.Name
+		}
+		for _, name := range p.Calls {
+			callee, declared := r.Get(name)
+			switch {
+			case !declared || !names[name] || name == p.Name:
+				bad("%s: calls %q, which is not a process declared before it (callees start first)", id, name)
+			case callee.Upstream == nil || callee.Gateway || callee.Kubernetes:
+				bad("%s: calls %q, which is not an upstream: its URL variable is its upstream's urlEnv", id, name)
+			case p.Gateway:
+				bad("%s: the gateway reaches its upstreams through upstream, not calls", id)
+			}
 		}
 		if !slices.Contains(p.Secrets, InternalContextKeys) {
 			bad("%s: every process needs %s", id, InternalContextKeys)

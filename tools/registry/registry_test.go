@@ -86,6 +86,10 @@ func TestParseRejects(t *testing.T) {
 		{"upstream service twice", `"service": "orders"`, `"service": "identity"`, `gateway service "identity" is also identity`},
 		{"command not named after the process", `"services/orders/cmd/orders"`, `"services/orders/cmd/orderd"`, "end in /orders"},
 		{"upstream that needs Kubernetes", `"port": 8082,`, `"port": 8082, "kubernetes": true,`, "a process that needs Kubernetes cannot be"},
+		{"call to a process declared later", `"port": 8081,`, `"port": 8081, "calls": ["orders"],`, `calls "orders", which is not a process declared before it`},
+		{"call to an unknown process", `"calls": ["menus"]`, `"calls": ["kitchen"]`, `calls "kitchen", which is not a process declared before it`},
+		{"call to a process that is not an upstream", `"calls": ["menus"]`, `"calls": ["partneroperator"]`, `calls "partneroperator", which is not an upstream`},
+		{"call to itself", `"port": 8082,`, `"port": 8082, "calls": ["orders"],`, `calls "orders", which is not a process declared before it`},
 		{"bad url variable", `"urlEnv": "ORDERS_URL"`, `"urlEnv": "ORDERS"`, "upstream needs a service and a urlEnv"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -101,5 +105,19 @@ func TestParseRejects(t *testing.T) {
 	}
 	if _, err := Parse([]byte(good())); err != nil {
 		t.Fatalf("the registry itself: %v", err)
+	}
+}
+
+func TestCallsNameTheCalleesURL(t *testing.T) {
+	raw, _ := os.ReadFile(FileName)
+	src := strings.Replace(string(raw), `"port": 8082,`, `"port": 8082, "calls": ["identity"],`, 1)
+	r, err := Parse([]byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	orders, _ := r.Get("orders")
+	callees := r.Callees(orders)
+	if len(callees) != 1 || callees[0].Name != "identity" || callees[0].Upstream.URLEnv != "IDENTITY_URL" {
+		t.Fatalf("callees of orders = %+v, want identity (IDENTITY_URL)", callees)
 	}
 }

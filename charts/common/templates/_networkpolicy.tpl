@@ -1,6 +1,7 @@
 {{- /*
 The NetworkPolicy of a process. Called with (dict "root" $ "publicFromAnywhere" bool):
-a service's public port admits only the gateway of its release; the gateway's
+a service's public port admits only the gateway of its release (and the processes
+of the release listed in networkPolicy.callers); the gateway's
 (publicFromAnywhere) admits everyone, since it is the partners' only way in. The
 internal port always admits the pods of the release namespace and Prometheus alone.
 */}}
@@ -31,6 +32,13 @@ spec:
             matchLabels:
               app.kubernetes.io/name: gateway
               app.kubernetes.io/instance: {{ .Release.Name }}
+        {{- /* Processes of the release that call this one directly (the registry's "calls"). */}}
+        {{- range .Values.networkPolicy.callers }}
+        - podSelector:
+            matchLabels:
+              app.kubernetes.io/name: {{ . }}
+              app.kubernetes.io/instance: {{ $root.Release.Name }}
+        {{- end }}
       ports:
         - port: http
           protocol: TCP

@@ -32,7 +32,7 @@ import (
 
 // env is the environment devstack gives process p (and its migrate run):
 // its listeners, the infrastructure and secrets it declares in the registry,
-// and for the gateway every upstream's URL.
+// the URL of each process it calls, and for the gateway every upstream's URL.
 func (s *stack) env(p registry.Process) []string {
 	env := []string{fmt.Sprintf("HTTP_ADDR=127.0.0.1:%d", s.port(p.Name)), fmt.Sprintf("INTERNAL_HTTP_ADDR=127.0.0.1:%d", s.internalPort(p.Name))}
 	if p.Database {
@@ -46,6 +46,9 @@ func (s *stack) env(p registry.Process) []string {
 	}
 	for _, name := range p.Secrets {
 		env = append(env, name+"="+s.secrets[name])
+	}
+	for _, c := range s.reg.Callees(p) {
+		env = append(env, c.Upstream.URLEnv+"="+s.url(c.Name))
 	}
 	if p.Gateway {
 		for _, u := range s.reg.Upstreams() {

@@ -1,0 +1,31 @@
+package api_test
+
+import (
+	"net/http"
+	"testing"
+
+	"github.com/google/uuid"
+
+	"partnerapi.dev/services/catalogimport/internal/domain"
+	"partnerapi.dev/services/catalogimport/internal/fixture"
+)
+
+// A document at every limit plans valid and the menus service writes all of it.
+func TestApplyAFullLimitDocument(t *testing.T) {
+	e := newEnv(t, options{})
+	doc := fixture.Full(domain.ContractLimits)
+	p := e.plan(newDraft, doc)
+	if p["valid"] != true {
+		t.Fatalf("plan: %v", p["errors"])
+	}
+	status, raw := e.apply(newDraft, doc, p["planHash"], uuid.NewString())
+	if status != http.StatusCreated {
+		t.Fatalf("%d %s", status, raw)
+	}
+	if mustJSON(data(t, raw)["created"]) != mustJSON(p["creates"]) {
+		t.Fatalf("created %v, planned %v", data(t, raw)["created"], p["creates"])
+	}
+	if n := e.count(`SELECT count(*) FROM menus.combo_components`); n != 100 {
+		t.Fatalf("%d combo components", n)
+	}
+}
