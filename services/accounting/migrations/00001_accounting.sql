@@ -83,6 +83,8 @@ CREATE INDEX refund_events_order ON refund_events (restaurant_id, order_id, refu
 -- The correction ledger: a correction and its undo are separate rows; the
 -- trigger below refuses every UPDATE, DELETE and TRUNCATE.
 CREATE TABLE correction_ledger (
+    -- The order of writes (created_at may repeat within a clock tick).
+    position             bigint      GENERATED ALWAYS AS IDENTITY,
     correction_id        uuid        PRIMARY KEY,
     batch_id             uuid        NOT NULL,
     revision_id          uuid        NOT NULL,
@@ -103,7 +105,7 @@ CREATE TABLE correction_ledger (
     undoes_correction_id uuid        REFERENCES correction_ledger (correction_id),
     created_at           timestamptz NOT NULL
 );
-CREATE INDEX correction_ledger_day ON correction_ledger (restaurant_id, business_date, created_at, correction_id);
+CREATE INDEX correction_ledger_day ON correction_ledger (restaurant_id, business_date, position);
 -- A correction is undone at most once.
 CREATE UNIQUE INDEX correction_ledger_one_undo ON correction_ledger (undoes_correction_id) WHERE undoes_correction_id IS NOT NULL;
 

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"gorm.io/gorm"
 	"partnerapi.dev/pkg/apispec"
 	"partnerapi.dev/pkg/config"
 	"partnerapi.dev/pkg/cursor"
@@ -255,4 +256,16 @@ func num(v any) int64 {
 
 func reportPath(restaurant, scope, start, end string) string {
 	return fmt.Sprintf("/v1/restaurants/%s/payment-report?scope=%s&start_date=%s&end_date=%s", restaurant, scope, start, end)
+}
+
+// openAdmin opens the server's maintenance database (for stopping the test
+// database).
+func openAdmin(t testing.TB, url string) *gorm.DB {
+	t.Helper()
+	db, err := database.Open(context.Background(), database.Config{URL: config.Secret(url)}, "public")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close(context.Background()) })
+	return db.Gorm
 }

@@ -280,7 +280,7 @@ func (r reader) Ledger(_ context.Context, restaurant string, start, end bizdate.
   gross_by_rate::text AS gross_by_rate, vat_by_rate::text AS vat_by_rate, source_fingerprint, reason,
   undoes_correction_id::text, created_at
 FROM correction_ledger WHERE restaurant_id = ? AND business_date BETWEEN ?::date AND ?::date
-ORDER BY business_date, created_at, correction_id`, restaurant, start.String(), end.String()).Scan(&rows).Error; err != nil {
+ORDER BY business_date, position`, restaurant, start.String(), end.String()).Scan(&rows).Error; err != nil {
 		return nil, err
 	}
 	out := make([]domain.Correction, len(rows))
