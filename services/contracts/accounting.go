@@ -79,13 +79,15 @@ type PaymentSourceRecord struct {
 	MethodKey         string     `json:"methodKey"`
 	GrossMinor        int64      `json:"grossMinor"`
 	VatMinor          int64      `json:"vatMinor"`
-	TransactionCount  int        `json:"transactionCount"`
-	VatEvidence       string     `json:"vatEvidence"`
-	GrossByRateMinor  RateAmounts `json:"grossByRateMinor"`
-	VatByRateMinor    RateAmounts `json:"vatByRateMinor"`
-	// DiscountMinor and TipMinor are the sale's discounts and tips carried by
-	// this payment (the accounting summary's figures); not part of GrossMinor
-	// for discounts, part of it for tips.
+	// TransactionCount is the payment transactions this source stands for
+	// (1 for one payment).
+	TransactionCount int         `json:"transactionCount"`
+	VatEvidence      string      `json:"vatEvidence"`
+	GrossByRateMinor RateAmounts `json:"grossByRateMinor"`
+	VatByRateMinor   RateAmounts `json:"vatByRateMinor"`
+	// DiscountMinor and TipMinor are the discounts given on the sales this
+	// payment settles and the tips paid with it (the accounting summary's
+	// figures); neither is part of GrossMinor, which is the sales amount.
 	DiscountMinor int64 `json:"discountMinor"`
 	TipMinor      int64 `json:"tipMinor"`
 }

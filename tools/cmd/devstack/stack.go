@@ -208,7 +208,8 @@ func (s *stack) seedOnce(ctx context.Context) error {
 		return nil
 	}
 	cmd := exec.CommandContext(ctx, filepath.Join(s.bin, "seed"),
-		"--seed", fmt.Sprint(s.seedValue), "--identity-url", s.internalURL("identity"), "--orders-url", s.url("orders"))
+		"--seed", fmt.Sprint(s.seedValue), "--identity-url", s.internalURL("identity"), "--orders-url", s.url("orders"),
+		"--accounting-url", s.url("accounting"))
 	cmd.Env = append(os.Environ(), "ADMIN_TOKEN="+s.secrets["ADMIN_TOKEN"], "INGEST_TOKEN="+s.secrets["INGEST_TOKEN"])
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if err := cmd.Run(); err != nil {

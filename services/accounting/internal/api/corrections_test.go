@@ -203,8 +203,16 @@ func TestCorrectionRejections(t *testing.T) {
 		"no destination": previewBody("correct", nil),
 		"undo with to":   previewBody("undo", "cash"),
 		"no reason":      func() map[string]any { b := previewBody("correct", "cash"); b["reason"] = ""; return b }(),
-		"long reason":    func() map[string]any { b := previewBody("correct", "cash"); b["reason"] = strings.Repeat("é", 501); return b }(),
-		"key in preview": func() map[string]any { b := previewBody("correct", "cash"); b["idempotencyKey"] = domain.NewID(); return b }(),
+		"long reason": func() map[string]any {
+			b := previewBody("correct", "cash")
+			b["reason"] = strings.Repeat("é", 501)
+			return b
+		}(),
+		"key in preview": func() map[string]any {
+			b := previewBody("correct", "cash")
+			b["idempotencyKey"] = domain.NewID()
+			return b
+		}(),
 	} {
 		if status, body := e.post(r+"/payment-corrections/preview", helsinki, b); status != 400 {
 			t.Errorf("%s: %d %v", name, status, body)

@@ -227,7 +227,7 @@ func refund(restaurant, id, kind string, orderID any, amount int64, at time.Time
 	}
 	p := rec{"refundId": id, "kind": kind, "occurredAt": at.UTC().Format(time.RFC3339Nano), "orderId": orderID,
 		"originalBusinessDate": nil, "methodKey": "card", "amountMinor": amount,
-		"returnedLines": []any{rec{"lineId": "l1", "catalogItemId": nil, "name": "Salmon Soup", "quantityDelta": -1}},
+		"returnedLines":    []any{rec{"lineId": "l1", "catalogItemId": nil, "name": "Salmon Soup", "quantityDelta": -1}},
 		"accountingImpact": impact, "legacyTiming": false}
 	for _, o := range opts {
 		o(p)

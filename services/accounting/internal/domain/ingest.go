@@ -173,8 +173,8 @@ func sourceOf(p contracts.PaymentSourceRecord, loc *time.Location, dsh int) (Sou
 	default:
 		return Source{}, fmt.Errorf("field paymentSource.vatEvidence must be known or unknown")
 	}
-	if p.DiscountMinor < 0 || p.TipMinor < 0 || p.TipMinor > p.GrossMinor {
-		return Source{}, fmt.Errorf("field paymentSource.discountMinor and tipMinor must be >= 0 (tips within grossMinor)")
+	if p.DiscountMinor < 0 || p.TipMinor < 0 {
+		return Source{}, fmt.Errorf("field paymentSource.discountMinor and tipMinor must be >= 0")
 	}
 	s := Source{
 		Kind: p.SourceKind, RecordID: p.SourceRecordID, ReceiptHash: p.ReceiptHash, ParentReceiptHash: p.ParentReceiptHash,

@@ -58,8 +58,8 @@ type RefundSummary struct {
 	UnknownImpactCount int64 `json:"unknownImpactCount"`
 	// NonSaleReturns are pending-payment and extra-capture returns: money
 	// back with no sale and no VAT.
-	NonSaleReturnCount       int64             `json:"nonSaleReturnCount"`
-	NonSaleReturnAmountMinor int64             `json:"nonSaleReturnAmountMinor"`
+	NonSaleReturnCount       int64              `json:"nonSaleReturnCount"`
+	NonSaleReturnAmountMinor int64              `json:"nonSaleReturnAmountMinor"`
 	Days                     []RefundDaySummary `json:"days"`
 }
 

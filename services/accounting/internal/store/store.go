@@ -463,9 +463,9 @@ func (s *Store) Refunds(ctx context.Context, f domain.RefundFilter) ([]domain.Re
 // kind.
 func (s *Store) RefundTotals(ctx context.Context, restaurant string, start, end bizdate.Date) ([]domain.RefundTotals, error) {
 	var rows []struct {
-		RefundBusinessDate                        time.Time
-		Kind                                      string
-		Count, Amount, Gross, Net, Vat, Unknown   int64
+		RefundBusinessDate                      time.Time
+		Kind                                    string
+		Count, Amount, Gross, Net, Vat, Unknown int64
 	}
 	err := s.DB.WithContext(ctx).Raw(`SELECT refund_business_date, kind, count(*) AS count, sum(amount_minor) AS amount,
   coalesce(sum(impact_gross_minor), 0) AS gross, coalesce(sum(impact_net_minor), 0) AS net, coalesce(sum(impact_vat_minor), 0) AS vat,
