@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
 	"partnerapi.dev/pkg/bizdate"
 	"partnerapi.dev/pkg/fault"
 	"partnerapi.dev/pkg/idempotency"
@@ -49,88 +50,201 @@ type dayKey struct {
 	date       bizdate.Date
 }
 
+// paymentSource is a row of payment_sources.
+type paymentSource struct {
+	RestaurantID                                                       string
+	SourceKind                                                         string `gorm:"primaryKey"`
+	SourceRecordID                                                     string `gorm:"primaryKey"`
+	ReceiptHash                                                        string
+	ParentReceiptHash                                                  *string
+	ComponentID                                                        *string
+	TabSplitID                                                         *string
+	SourceGroupID                                                      *string
+	OrderIDs                                                           string `gorm:"column:order_ids;type:text[]"`
+	OccurredAt                                                         time.Time
+	BusinessDate                                                       string `gorm:"type:date"`
+	MethodKey                                                          string
+	GrossMinor                                                         int64
+	VatMinor                                                           int64
+	TransactionCount                                                   int64
+	VatKnown                                                           bool
+	GrossZero, GrossSpecial, GrossReduced, GrossStandard, GrossUnknown int64
+	VatZero, VatSpecial, VatReduced, VatStandard, VatUnknown           int64
+	DiscountMinor                                                      int64
+	TipMinor                                                           int64
+	Fingerprint                                                        string
+	UpdatedAt                                                          time.Time
+}
+
+func (paymentSource) TableName() string { return "payment_sources" }
+
+// refundEvent is a row of refund_events.
+type refundEvent struct {
+	RestaurantID         string
+	RefundID             string
+	Kind                 string
+	OccurredAt           time.Time
+	RefundBusinessDate   string `gorm:"type:date"`
+	OrderID              *string
+	OriginalBusinessDate *string `gorm:"type:date"`
+	MethodKey            string
+	AmountMinor          int64
+	ReturnedLines        string `gorm:"type:jsonb"`
+	ImpactGrossMinor     *int64
+	ImpactNetMinor       *int64
+	ImpactVatMinor       *int64
+	ImpactVatByRate      *string `gorm:"type:jsonb"`
+	LegacyTiming         bool
+	Fingerprint          string
+}
+
+func (refundEvent) TableName() string { return "refund_events" }
+
+// upsertBatch is how many rows one INSERT carries.
+const upsertBatch = 500
+
 // Ingest stores a batch in one transaction: sources and refund events are
-// upserted by their natural keys, then the totals of every touched day
-// (old and new business dates of a changed source) are rebuilt under the
-// day locks, taken in a fixed order.
+// upserted by their natural keys (a row whose fingerprint is unchanged is
+// left alone), then the totals of every touched day (old and new business
+// dates of a changed source) are rebuilt under the day locks, taken in a
+// fixed order so concurrent ingestions and corrections cannot deadlock.
 func (s *Store) Ingest(ctx context.Context, b domain.Batch) error {
+	sources := sourceRows(b.Sources)
+	refunds, err := refundRows(b.Refunds)
+	if err != nil {
+		return err
+	}
 	return s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		touched := map[dayKey]bool{}
-		for _, w := range b.Sources {
-			touched[dayKey{w.RestaurantID, w.Source.BusinessDate}] = true
-			var old []string
-			if err := tx.Raw(`SELECT business_date::text FROM payment_sources WHERE restaurant_id = ? AND source_kind = ? AND source_record_id = ?`,
-				w.RestaurantID, w.Source.Kind, w.Source.RecordID).Scan(&old).Error; err != nil {
+		keys := make([][]any, 0, len(sources))
+		for _, r := range sources {
+			d, _ := bizdate.Parse(r.BusinessDate)
+			touched[dayKey{r.RestaurantID, d}] = true
+			keys = append(keys, []any{r.RestaurantID, r.SourceKind, r.SourceRecordID})
+		}
+		for chunk := range slices.Chunk(keys, upsertBatch) {
+			var old []struct {
+				RestaurantID string
+				BusinessDate time.Time
+			}
+			if err := tx.Model(&paymentSource{}).Select("restaurant_id::text AS restaurant_id, business_date").
+				Where("(restaurant_id, source_kind, source_record_id) IN ?", chunk).Scan(&old).Error; err != nil {
 				return err
 			}
 			for _, o := range old {
-				if d, err := bizdate.Parse(o); err == nil {
-					touched[dayKey{w.RestaurantID, d}] = true
-				}
+				touched[dayKey{o.RestaurantID, bizdate.FromTime(o.BusinessDate)}] = true
 			}
 		}
-		keys := make([]dayKey, 0, len(touched))
+		days := make([]dayKey, 0, len(touched))
 		for k := range touched {
-			keys = append(keys, k)
+			days = append(days, k)
 		}
-		slices.SortFunc(keys, func(a, b dayKey) int {
+		slices.SortFunc(days, func(a, b dayKey) int {
 			if c := strings.Compare(a.restaurant, b.restaurant); c != 0 {
 				return c
 			}
 			return strings.Compare(a.date.String(), b.date.String())
 		})
-		for _, k := range keys {
+		for _, k := range days {
 			if err := lockDay(tx, k.restaurant, k.date); err != nil {
 				return err
 			}
 		}
-		for _, w := range b.Sources {
-			if err := upsertSource(tx, w); err != nil {
+		if len(sources) > 0 {
+			if err := tx.Clauses(clause.OnConflict{
+				Columns:   []clause.Column{{Name: "restaurant_id"}, {Name: "source_kind"}, {Name: "source_record_id"}},
+				DoUpdates: clause.AssignmentColumns(sourceUpdateColumns),
+				Where:     clause.Where{Exprs: []clause.Expression{clause.Expr{SQL: "payment_sources.fingerprint <> EXCLUDED.fingerprint"}}},
+			}).CreateInBatches(sources, upsertBatch).Error; err != nil {
 				return err
 			}
 		}
-		for _, k := range keys {
+		for _, k := range days {
 			if err := rebuildDay(tx, k.restaurant, k.date); err != nil {
 				return err
 			}
 		}
-		for _, w := range b.Refunds {
-			if err := upsertRefund(tx, w); err != nil {
-				return err
-			}
+		if len(refunds) > 0 {
+			return tx.Clauses(clause.OnConflict{
+				Columns:   []clause.Column{{Name: "restaurant_id"}, {Name: "refund_id"}},
+				DoUpdates: clause.AssignmentColumns(refundUpdateColumns),
+				Where:     clause.Where{Exprs: []clause.Expression{clause.Expr{SQL: "refund_events.fingerprint <> EXCLUDED.fingerprint"}}},
+			}).CreateInBatches(refunds, upsertBatch).Error
 		}
 		return nil
 	})
 }
 
-func upsertSource(tx *gorm.DB, w domain.SourceWrite) error {
-	s := w.Source
-	a := s.Amounts
-	return tx.Exec(`INSERT INTO payment_sources (restaurant_id, source_kind, source_record_id, receipt_hash, parent_receipt_hash,
-  component_id, tab_split_id, source_group_id, order_ids, occurred_at, business_date, method_key, gross_minor, vat_minor,
-  transaction_count, vat_known, gross_zero, gross_special, gross_reduced, gross_standard, gross_unknown,
-  vat_zero, vat_special, vat_reduced, vat_standard, vat_unknown, discount_minor, tip_minor, fingerprint, updated_at)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?::text[], ?, ?::date, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, now())
-ON CONFLICT (restaurant_id, source_kind, source_record_id) DO UPDATE SET
-  receipt_hash = EXCLUDED.receipt_hash, parent_receipt_hash = EXCLUDED.parent_receipt_hash, component_id = EXCLUDED.component_id,
-  tab_split_id = EXCLUDED.tab_split_id, source_group_id = EXCLUDED.source_group_id, order_ids = EXCLUDED.order_ids,
-  occurred_at = EXCLUDED.occurred_at, business_date = EXCLUDED.business_date, method_key = EXCLUDED.method_key,
-  gross_minor = EXCLUDED.gross_minor, vat_minor = EXCLUDED.vat_minor, transaction_count = EXCLUDED.transaction_count,
-  vat_known = EXCLUDED.vat_known, gross_zero = EXCLUDED.gross_zero, gross_special = EXCLUDED.gross_special,
-  gross_reduced = EXCLUDED.gross_reduced, gross_standard = EXCLUDED.gross_standard, gross_unknown = EXCLUDED.gross_unknown,
-  vat_zero = EXCLUDED.vat_zero, vat_special = EXCLUDED.vat_special, vat_reduced = EXCLUDED.vat_reduced,
-  vat_standard = EXCLUDED.vat_standard, vat_unknown = EXCLUDED.vat_unknown, discount_minor = EXCLUDED.discount_minor,
-  tip_minor = EXCLUDED.tip_minor, fingerprint = EXCLUDED.fingerprint, updated_at = now()
-WHERE payment_sources.fingerprint <> EXCLUDED.fingerprint`,
-		w.RestaurantID, s.Kind, s.RecordID, s.ReceiptHash, s.ParentReceiptHash, s.ComponentID, s.TabSplitID, s.GroupID,
-		textArray(s.OrderIDs), s.OccurredAt, s.BusinessDate.String(), s.Method, a.Gross, a.Vat, a.Count, s.VatKnown,
-		a.GrossByRate.Zero, a.GrossByRate.Special, a.GrossByRate.Reduced, a.GrossByRate.Standard, a.GrossByRate.Unknown,
-		a.VatByRate.Zero, a.VatByRate.Special, a.VatByRate.Reduced, a.VatByRate.Standard, a.VatByRate.Unknown,
-		s.Discount, s.Tip, s.Fingerprint).Error
+var sourceUpdateColumns = []string{"receipt_hash", "parent_receipt_hash", "component_id", "tab_split_id", "source_group_id",
+	"order_ids", "occurred_at", "business_date", "method_key", "gross_minor", "vat_minor", "transaction_count", "vat_known",
+	"gross_zero", "gross_special", "gross_reduced", "gross_standard", "gross_unknown",
+	"vat_zero", "vat_special", "vat_reduced", "vat_standard", "vat_unknown", "discount_minor", "tip_minor", "fingerprint", "updated_at"}
+
+var refundUpdateColumns = []string{"kind", "occurred_at", "refund_business_date", "order_id", "original_business_date",
+	"method_key", "amount_minor", "returned_lines", "impact_gross_minor", "impact_net_minor", "impact_vat_minor",
+	"impact_vat_by_rate", "legacy_timing", "fingerprint"}
+
+// sourceRows gives the batch its rows; a key sent twice in one batch keeps
+// its last line (one INSERT cannot update a row twice).
+func sourceRows(ws []domain.SourceWrite) []paymentSource {
+	at := map[[3]string]int{}
+	out := make([]paymentSource, 0, len(ws))
+	now := time.Now().UTC()
+	for _, w := range ws {
+		s, a := w.Source, w.Source.Amounts
+		row := paymentSource{RestaurantID: w.RestaurantID, SourceKind: s.Kind, SourceRecordID: s.RecordID, ReceiptHash: s.ReceiptHash,
+			ParentReceiptHash: s.ParentReceiptHash, ComponentID: s.ComponentID, TabSplitID: s.TabSplitID, SourceGroupID: s.GroupID,
+			OrderIDs: textArray(s.OrderIDs), OccurredAt: s.OccurredAt, BusinessDate: s.BusinessDate.String(), MethodKey: s.Method,
+			GrossMinor: a.Gross, VatMinor: a.Vat, TransactionCount: a.Count, VatKnown: s.VatKnown,
+			GrossZero: a.GrossByRate.Zero, GrossSpecial: a.GrossByRate.Special, GrossReduced: a.GrossByRate.Reduced,
+			GrossStandard: a.GrossByRate.Standard, GrossUnknown: a.GrossByRate.Unknown,
+			VatZero: a.VatByRate.Zero, VatSpecial: a.VatByRate.Special, VatReduced: a.VatByRate.Reduced,
+			VatStandard: a.VatByRate.Standard, VatUnknown: a.VatByRate.Unknown,
+			DiscountMinor: s.Discount, TipMinor: s.Tip, Fingerprint: s.Fingerprint, UpdatedAt: now}
+		k := [3]string{w.RestaurantID, s.Kind, s.RecordID}
+		if i, ok := at[k]; ok {
+			out[i] = row
+			continue
+		}
+		at[k] = len(out)
+		out = append(out, row)
+	}
+	return out
 }
 
-// textArray writes a Postgres text[] literal (the driver would send a Go
-// slice as a single value).
+func refundRows(ws []domain.RefundWrite) ([]refundEvent, error) {
+	at := map[[2]string]int{}
+	out := make([]refundEvent, 0, len(ws))
+	for _, w := range ws {
+		e := w.Event
+		lines, err := json.Marshal(e.ReturnedLines)
+		if err != nil {
+			return nil, err
+		}
+		row := refundEvent{RestaurantID: w.RestaurantID, RefundID: e.ID, Kind: e.Kind, OccurredAt: e.OccurredAt,
+			RefundBusinessDate: e.BusinessDate.String(), OrderID: e.OrderID, MethodKey: e.Method, AmountMinor: e.Amount,
+			ReturnedLines: string(lines), LegacyTiming: e.LegacyTiming, Fingerprint: e.Fingerprint}
+		if e.OriginalBusinessDate != nil {
+			d := e.OriginalBusinessDate.String()
+			row.OriginalBusinessDate = &d
+		}
+		if im := e.Impact; im != nil {
+			raw, _ := json.Marshal(im.VatByRateMinor)
+			rates := string(raw)
+			row.ImpactGrossMinor, row.ImpactNetMinor, row.ImpactVatMinor, row.ImpactVatByRate = &im.GrossMinor, &im.NetMinor, &im.VatMinor, &rates
+		}
+		k := [2]string{w.RestaurantID, e.ID}
+		if i, ok := at[k]; ok {
+			out[i] = row
+			continue
+		}
+		at[k] = len(out)
+		out = append(out, row)
+	}
+	return out, nil
+}
+
+// textArray writes a Postgres text[] literal.
 func textArray(v []string) string {
 	var b strings.Builder
 	b.WriteByte('{')
@@ -165,41 +279,6 @@ SELECT ?::uuid, ?::date, count(*), count(*) FILTER (WHERE NOT vat_known),
 FROM payment_sources WHERE restaurant_id = ? AND business_date = ?::date
 ON CONFLICT (restaurant_id, business_date) DO UPDATE SET source_count = EXCLUDED.source_count,
   unknown_vat_count = EXCLUDED.unknown_vat_count, fingerprint = EXCLUDED.fingerprint`, restaurant, d, restaurant, d).Error
-}
-
-func upsertRefund(tx *gorm.DB, w domain.RefundWrite) error {
-	e := w.Event
-	lines, err := json.Marshal(e.ReturnedLines)
-	if err != nil {
-		return err
-	}
-	var g, n, v *int64
-	var rates *string
-	if e.Impact != nil {
-		g, n, v = &e.Impact.GrossMinor, &e.Impact.NetMinor, &e.Impact.VatMinor
-		raw, _ := json.Marshal(e.Impact.VatByRateMinor)
-		s := string(raw)
-		rates = &s
-	}
-	var orig *string
-	if e.OriginalBusinessDate != nil {
-		s := e.OriginalBusinessDate.String()
-		orig = &s
-	}
-	return tx.Exec(`INSERT INTO refund_events (restaurant_id, refund_id, kind, occurred_at, refund_business_date, order_id,
-  original_business_date, method_key, amount_minor, returned_lines, impact_gross_minor, impact_net_minor, impact_vat_minor,
-  impact_vat_by_rate, legacy_timing, fingerprint)
-VALUES (?, ?, ?, ?, ?::date, ?, ?::date, ?, ?, ?::jsonb, ?, ?, ?, ?::jsonb, ?, ?)
-ON CONFLICT (restaurant_id, refund_id) DO UPDATE SET kind = EXCLUDED.kind, occurred_at = EXCLUDED.occurred_at,
-  refund_business_date = EXCLUDED.refund_business_date, order_id = EXCLUDED.order_id,
-  original_business_date = EXCLUDED.original_business_date, method_key = EXCLUDED.method_key,
-  amount_minor = EXCLUDED.amount_minor, returned_lines = EXCLUDED.returned_lines,
-  impact_gross_minor = EXCLUDED.impact_gross_minor, impact_net_minor = EXCLUDED.impact_net_minor,
-  impact_vat_minor = EXCLUDED.impact_vat_minor, impact_vat_by_rate = EXCLUDED.impact_vat_by_rate,
-  legacy_timing = EXCLUDED.legacy_timing, fingerprint = EXCLUDED.fingerprint
-WHERE refund_events.fingerprint <> EXCLUDED.fingerprint`,
-		w.RestaurantID, e.ID, e.Kind, e.OccurredAt, e.BusinessDate.String(), e.OrderID, orig, e.Method, e.Amount,
-		string(lines), g, n, v, rates, e.LegacyTiming, e.Fingerprint).Error
 }
 
 type totalsRow struct {
