@@ -7,7 +7,6 @@ package api
 import (
 	"bytes"
 	"crypto/subtle"
-	"encoding/json"
 	"errors"
 	"net/http"
 	"net/url"
@@ -299,4 +298,3 @@ func (h *Handlers) ingest(c *fiber.Ctx) error {
 	return c.JSON(fiber.Map{"data": ingestResult{Sources: len(b.Sources), Refunds: len(b.Refunds)}})
 }
 
-var _ = json.Marshal

@@ -365,3 +365,32 @@ func TestDatabaseDown(t *testing.T) {
 		}
 	}
 }
+
+func TestWriteBoundsAndIsolation(t *testing.T) {
+	e := newEnv(t)
+	correctionDay(e)
+	r := base(helsinki)
+	big := previewBody("correct", "cash")
+	big["reason"] = strings.Repeat("x", 1<<20)
+	if status, body := e.post(r+"/payment-corrections/preview", helsinki, big); status != http.StatusRequestEntityTooLarge || body["error"] != "payload_too_large" {
+		t.Fatalf("big body: %d %v", status, body)
+	}
+	// another restaurant's context cannot reach this restaurant's sources
+	if status, _ := e.post(base(other)+"/payment-corrections/preview", other, previewBody("correct", "cash")); status != http.StatusNotFound {
+		t.Fatalf("other restaurant's source: %d", status)
+	}
+	if status, _ := e.post(r+"/payment-corrections/preview", other, previewBody("correct", "cash")); status != http.StatusNotFound {
+		t.Fatalf("path outside the context: %d", status)
+	}
+	// the workspace takes the report's month rule and the 31-date window
+	for _, q := range []string{
+		"scope=month&start_date=2026-06-15&end_date=2026-07-01",
+		"scope=day&start_date=2026-07-01&end_date=2026-07-02",
+		"scope=month&start_date=2026-07-01&end_date=2026-07-10&query=",
+		"scope=month&start_date=2026-07-01&end_date=2026-07-10&query=" + strings.Repeat("q", 256),
+	} {
+		if status, body := e.get(r+"/payment-correction-workspace?"+q, helsinki); status != http.StatusBadRequest {
+			t.Errorf("%s: %d %v", q, status, body)
+		}
+	}
+}

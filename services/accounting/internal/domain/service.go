@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"log/slog"
 	"net/url"
 	"regexp"
@@ -538,4 +537,3 @@ func FlagsOf(events []RefundEvent) RefundFlags {
 	return f
 }
 
-var _ = fmt.Sprint
