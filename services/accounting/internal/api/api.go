@@ -297,4 +297,3 @@ func (h *Handlers) ingest(c *fiber.Ctx) error {
 	}
 	return c.JSON(fiber.Map{"data": ingestResult{Sources: len(b.Sources), Refunds: len(b.Refunds)}})
 }
-

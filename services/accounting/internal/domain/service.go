@@ -536,4 +536,3 @@ func FlagsOf(events []RefundEvent) RefundFlags {
 	}
 	return f
 }
-
