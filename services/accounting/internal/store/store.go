@@ -428,9 +428,15 @@ func (s *Store) SourcesByKey(ctx context.Context, restaurant string, keys []stri
 }
 
 func (r reader) SourcesByKey(_ context.Context, restaurant string, keys []string) ([]domain.Source, error) {
+	pairs := make([][]any, 0, len(keys))
+	for _, k := range keys {
+		kind, id, _ := strings.Cut(k, ":")
+		pairs = append(pairs, []any{kind, id})
+	}
 	var rows []sourceRow
-	err := r.db.Raw(sourceSelect+`WHERE s.restaurant_id = ? AND s.source_kind || ':' || s.source_record_id = ANY(?::text[])
-ORDER BY s.business_date, s.source_kind, s.source_record_id`, restaurant, textArray(keys)).Scan(&rows).Error
+	// (kind, id) pairs, so the primary key finds each row.
+	err := r.db.Raw(sourceSelect+`WHERE s.restaurant_id = ? AND (s.source_kind, s.source_record_id) IN ?
+ORDER BY s.business_date, s.source_kind, s.source_record_id`, restaurant, pairs).Scan(&rows).Error
 	return sources(rows), err
 }
 
