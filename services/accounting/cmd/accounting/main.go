@@ -131,9 +131,9 @@ func importRecords(ctx context.Context, args []string) error {
 		if buf.Len() == 0 {
 			return nil
 		}
-		b, err := domain.ParseBatch(bytes.NewReader(buf.Bytes()))
+		b, err := domain.ParseLines(bytes.NewReader(buf.Bytes()), first)
 		if err != nil {
-			return fmt.Errorf("batch starting at line %d: %w", first, err)
+			return fmt.Errorf("nothing of lines %d to %d was stored: %w", first, lines, err)
 		}
 		if err := st.Ingest(ctx, b); err != nil {
 			return fmt.Errorf("import stopped after %d records: %w", stored, err)

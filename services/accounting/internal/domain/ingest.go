@@ -47,11 +47,15 @@ func Location(name string) (*time.Location, error) {
 
 // ParseBatch reads NDJSON AccountingRecord lines. A bad line fails the whole
 // batch with its line number and field, so nothing of it is stored.
-func ParseBatch(r io.Reader) (Batch, error) {
+func ParseBatch(r io.Reader) (Batch, error) { return ParseLines(r, 1) }
+
+// ParseLines is ParseBatch for lines numbered from first (an import reads a
+// file in batches and names the file's line).
+func ParseLines(r io.Reader, first int) (Batch, error) {
 	var b Batch
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), MaxLine)
-	n := 0
+	n := first - 1
 	for sc.Scan() {
 		n++
 		line := bytes.TrimSpace(sc.Bytes())
