@@ -70,11 +70,7 @@ func generatedClientCalls(t *testing.T, sys *loadgen.Stack, restaurant string) {
 	}
 
 	menuCalls(t, c, rid, order.JSON200.Data.Order)
-
-	// Accounting is not deployed here: a read answers service_unavailable.
-	day := openapi_types.Date{Time: time.Date(2026, 3, 2, 0, 0, 0, 0, time.UTC)}
-	report, err := c.GetPaymentReportWithResponse(ctx, rid, &partnerclient.GetPaymentReportParams{StartDate: day, EndDate: day, Scope: partnerclient.GetPaymentReportParamsScopeDay})
-	unavailable(t, "getPaymentReport", report, err, func() *partnerclient.Error { return report.JSON503 }, "service_unavailable")
+	accountingCalls(t, c, rid)
 	capabilities, err := c.GetCatalogImportCapabilitiesWithResponse(ctx, rid, nil)
 	if err != nil || capabilities.JSON200 == nil || !capabilities.JSON200.Data.CreateOnly || capabilities.JSON200.Data.Limits.MenuItems != 100 {
 		t.Fatalf("getCatalogImportCapabilities: %v %d %s", err, status(capabilities), string(capabilities.Body))
@@ -144,4 +140,83 @@ func allScopesToken(t *testing.T, partnerctl string, sys *loadgen.Stack, email s
 		t.Fatalf("partnerctl token: %q", out)
 	}
 	return tok.AccessToken
+}
+
+// accountingCalls walks the accounting area over the seeded data: report,
+// summary, refunds, workspace, then a correction previewed, applied,
+// replayed and undone.
+func accountingCalls(t *testing.T, c *partnerclient.ClientWithResponses, rid uuid.UUID) {
+	ctx := context.Background()
+	date := func(y int, m time.Month, d int) openapi_types.Date {
+		return openapi_types.Date{Time: time.Date(y, m, d, 0, 0, 0, 0, time.UTC)}
+	}
+	first, last := date(2026, 10, 1), date(2026, 10, 31)
+	month, err := c.GetPaymentReportWithResponse(ctx, rid, &partnerclient.GetPaymentReportParams{StartDate: first, EndDate: last, Scope: partnerclient.GetPaymentReportParamsScopeMonth})
+	if err != nil || month.JSON200 == nil || month.JSON200.Data.RawTotalMinor <= 0 || len(month.JSON200.Data.RawRows) == 0 {
+		t.Fatalf("getPaymentReport: %v %d %s", err, status(month), month.Body)
+	}
+	var rows int
+	for _, r := range month.JSON200.Data.RawRows {
+		rows += r.GrossMinor
+	}
+	if rows != month.JSON200.Data.RawTotalMinor {
+		t.Fatalf("raw total %d != rows %d", month.JSON200.Data.RawTotalMinor, rows)
+	}
+	summary, err := c.GetAccountingSummaryWithResponse(ctx, rid, &partnerclient.GetAccountingSummaryParams{StartDate: first, EndDate: last, Scope: partnerclient.GetAccountingSummaryParamsScopeMonth})
+	if err != nil || summary.JSON200 == nil || summary.JSON200.Data.Sales.GrossMinor != month.JSON200.Data.RawTotalMinor {
+		t.Fatalf("getAccountingSummary: %v %d %s", err, status(summary), summary.Body)
+	}
+	refunds, err := c.ListRefundsWithResponse(ctx, rid, &partnerclient.ListRefundsParams{StartDate: first, EndDate: last})
+	if err != nil || refunds.JSON200 == nil || len(refunds.JSON200.Data.Events) == 0 {
+		t.Fatalf("listRefunds: %v %d %s", err, status(refunds), refunds.Body)
+	}
+	ws, err := c.GetPaymentCorrectionWorkspaceWithResponse(ctx, rid, &partnerclient.GetPaymentCorrectionWorkspaceParams{StartDate: first, EndDate: last, Scope: partnerclient.GetPaymentCorrectionWorkspaceParamsScopeMonth})
+	if err != nil || ws.JSON200 == nil || len(ws.JSON200.Data.Sources) == 0 || !ws.JSON200.Data.CanWrite {
+		t.Fatalf("getPaymentCorrectionWorkspace: %v %d %s", err, status(ws), ws.Body)
+	}
+	var src *partnerclient.PaymentSource
+	for i, s := range ws.JSON200.Data.Sources {
+		if s.MethodKey == "card" {
+			src = &ws.JSON200.Data.Sources[i]
+			break
+		}
+	}
+	if src == nil {
+		t.Fatal("no card payment in the workspace")
+	}
+	cash := "cash"
+	reason := "Paid in cash, keyed as card"
+	preview, err := c.PreviewPaymentCorrectionWithResponse(ctx, rid, nil, partnerclient.CorrectionPreviewRequest{
+		Action: partnerclient.CorrectionPreviewRequestActionCorrect, BusinessDate: src.BusinessDate, SourceKind: src.SourceKind,
+		SourceRecordId: src.SourceRecordId, ToMethodKey: &cash, Reason: reason})
+	if err != nil || preview.JSON200 == nil {
+		t.Fatalf("previewPaymentCorrection: %v %d %s", err, status(preview), preview.Body)
+	}
+	pv := preview.JSON200.Data
+	apply := partnerclient.CorrectionApplyRequest{Action: partnerclient.CorrectionApplyRequestActionCorrect, BusinessDate: src.BusinessDate,
+		SourceKind: src.SourceKind, SourceRecordId: src.SourceRecordId, ToMethodKey: cash, Reason: reason,
+		ExpectedRevisionId: pv.ExpectedRevisionId, PreviewFingerprint: pv.PreviewFingerprint, ExpiresAt: pv.ExpiresAt,
+		Confirmed: partnerclient.CorrectionApplyRequestConfirmedTrue, IdempotencyKey: uuid.New()}
+	applied, err := c.ApplyPaymentCorrectionWithResponse(ctx, rid, nil, apply)
+	if err != nil || applied.JSON200 == nil || applied.JSON200.Data.Replayed || len(applied.JSON200.Data.Report.Corrections) == 0 {
+		t.Fatalf("applyPaymentCorrection: %v %d %s", err, status(applied), applied.Body)
+	}
+	replay, err := c.ApplyPaymentCorrectionWithResponse(ctx, rid, nil, apply)
+	if err != nil || replay.JSON200 == nil || !replay.JSON200.Data.Replayed || replay.JSON200.Data.BatchId != applied.JSON200.Data.BatchId {
+		t.Fatalf("applyPaymentCorrection replayed: %v %d %s", err, status(replay), replay.Body)
+	}
+	undoPreview, err := c.PreviewPaymentCorrectionWithResponse(ctx, rid, nil, partnerclient.CorrectionPreviewRequest{
+		Action: partnerclient.CorrectionPreviewRequestActionUndo, BusinessDate: src.BusinessDate, SourceKind: src.SourceKind,
+		SourceRecordId: src.SourceRecordId, Reason: "Keyed correctly after all"})
+	if err != nil || undoPreview.JSON200 == nil {
+		t.Fatalf("preview undo: %v %d %s", err, status(undoPreview), undoPreview.Body)
+	}
+	up := undoPreview.JSON200.Data
+	undone, err := c.UndoPaymentCorrectionWithResponse(ctx, rid, nil, partnerclient.CorrectionUndoRequest{Action: partnerclient.CorrectionUndoRequestActionUndo,
+		BusinessDate: src.BusinessDate, SourceKind: src.SourceKind, SourceRecordId: src.SourceRecordId, Reason: "Keyed correctly after all",
+		ExpectedRevisionId: up.ExpectedRevisionId, PreviewFingerprint: up.PreviewFingerprint, ExpiresAt: up.ExpiresAt,
+		Confirmed: partnerclient.CorrectionUndoRequestConfirmedTrue, IdempotencyKey: uuid.New()})
+	if err != nil || undone.JSON200 == nil || len(undone.JSON200.Data.Report.Corrections) != 2 || len(undone.JSON200.Data.Report.AppliedCorrectionIds) != 0 {
+		t.Fatalf("undoPaymentCorrection: %v %d %s", err, status(undone), undone.Body)
+	}
 }

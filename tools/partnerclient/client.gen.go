@@ -18,6 +18,51 @@ import (
 	openapi_types "github.com/oapi-codegen/runtime/types"
 )
 
+// Defines values for AccountingSummarySalesByRateCategory.
+const (
+	Reduced  AccountingSummarySalesByRateCategory = "reduced"
+	Special  AccountingSummarySalesByRateCategory = "special"
+	Standard AccountingSummarySalesByRateCategory = "standard"
+	Unknown  AccountingSummarySalesByRateCategory = "unknown"
+	Zero     AccountingSummarySalesByRateCategory = "zero"
+)
+
+// Valid indicates whether the value is a known member of the AccountingSummarySalesByRateCategory enum.
+func (e AccountingSummarySalesByRateCategory) Valid() bool {
+	switch e {
+	case Reduced:
+		return true
+	case Special:
+		return true
+	case Standard:
+		return true
+	case Unknown:
+		return true
+	case Zero:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for AccountingSummaryScope.
+const (
+	AccountingSummaryScopeDay   AccountingSummaryScope = "day"
+	AccountingSummaryScopeMonth AccountingSummaryScope = "month"
+)
+
+// Valid indicates whether the value is a known member of the AccountingSummaryScope enum.
+func (e AccountingSummaryScope) Valid() bool {
+	switch e {
+	case AccountingSummaryScopeDay:
+		return true
+	case AccountingSummaryScopeMonth:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for CatalogImportCapabilitiesCreateOnly.
 const (
 	CatalogImportCapabilitiesCreateOnlyTrue CatalogImportCapabilitiesCreateOnly = true
@@ -441,6 +486,24 @@ func (e GetProtectedResourceMetadata200JSONResponseBodyBearerMethodsSupported) V
 	}
 }
 
+// Defines values for GetAccountingSummaryParamsScope.
+const (
+	GetAccountingSummaryParamsScopeDay   GetAccountingSummaryParamsScope = "day"
+	GetAccountingSummaryParamsScopeMonth GetAccountingSummaryParamsScope = "month"
+)
+
+// Valid indicates whether the value is a known member of the GetAccountingSummaryParamsScope enum.
+func (e GetAccountingSummaryParamsScope) Valid() bool {
+	switch e {
+	case GetAccountingSummaryParamsScopeDay:
+		return true
+	case GetAccountingSummaryParamsScopeMonth:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ApplyCatalogImportJSONBodyConfirmed.
 const (
 	ApplyCatalogImportJSONBodyConfirmedTrue ApplyCatalogImportJSONBodyConfirmed = true
@@ -599,6 +662,75 @@ func (e GetPaymentReportParamsScope) Valid() bool {
 		return false
 	}
 }
+
+// AccountingSummary Extension of the API (not in the published contract).
+type AccountingSummary struct {
+	CalculationVersion string   `json:"calculationVersion"`
+	Currency           Currency `json:"currency"`
+
+	// DiscountsMinor Discounts given on the period's sales (not part of their gross).
+	DiscountsMinor  int    `json:"discountsMinor"`
+	Period          Period `json:"period"`
+	RawSourceBasis  string `json:"rawSourceBasis"`
+	RefundReporting struct {
+		IncompleteEvidence bool   `json:"incompleteEvidence"`
+		LegacyTiming       bool   `json:"legacyTiming"`
+		Policy             string `json:"policy"`
+	} `json:"refundReporting"`
+	Refunds struct {
+		AmountMinor int `json:"amountMinor"`
+
+		// Count Refunds of sales (kind `refund`).
+		Count int `json:"count"`
+		Days  []struct {
+			AmountMinor int `json:"amountMinor"`
+
+			// BusinessDate Strict YYYY-MM-DD.
+			BusinessDate             Date `json:"businessDate"`
+			Count                    int  `json:"count"`
+			GrossMinor               int  `json:"grossMinor"`
+			NetMinor                 int  `json:"netMinor"`
+			NonSaleReturnAmountMinor int  `json:"nonSaleReturnAmountMinor"`
+			VatMinor                 int  `json:"vatMinor"`
+		} `json:"days"`
+
+		// GrossMinor Sum of the known signed accounting impacts.
+		GrossMinor               int `json:"grossMinor"`
+		NetMinor                 int `json:"netMinor"`
+		NonSaleReturnAmountMinor int `json:"nonSaleReturnAmountMinor"`
+
+		// NonSaleReturnCount Pending-payment and extra-capture returns: no sale, no VAT.
+		NonSaleReturnCount int    `json:"nonSaleReturnCount"`
+		Policy             string `json:"policy"`
+		UnknownImpactCount int    `json:"unknownImpactCount"`
+		VatMinor           int    `json:"vatMinor"`
+	} `json:"refunds"`
+	RestaurantId Uuid `json:"restaurantId"`
+	Sales        struct {
+		// ByRate One row per VAT rate category (zero, special, reduced, standard, unknown); gross = net + VAT.
+		ByRate []struct {
+			Category   AccountingSummarySalesByRateCategory `json:"category"`
+			GrossMinor int                                  `json:"grossMinor"`
+			NetMinor   int                                  `json:"netMinor"`
+			VatMinor   int                                  `json:"vatMinor"`
+		} `json:"byRate"`
+		GrossMinor       int `json:"grossMinor"`
+		NetMinor         int `json:"netMinor"`
+		TransactionCount int `json:"transactionCount"`
+		VatMinor         int `json:"vatMinor"`
+	} `json:"sales"`
+	Scope AccountingSummaryScope `json:"scope"`
+
+	// TipsMinor Tips included in the period's payments.
+	TipsMinor           int  `json:"tipsMinor"`
+	VatEvidenceComplete bool `json:"vatEvidenceComplete"`
+}
+
+// AccountingSummarySalesByRateCategory defines model for AccountingSummary.Sales.ByRate.Category.
+type AccountingSummarySalesByRateCategory string
+
+// AccountingSummaryScope defines model for AccountingSummary.Scope.
+type AccountingSummaryScope string
 
 // BusinessIdentity defines model for BusinessIdentity.
 type BusinessIdentity struct {
@@ -1254,63 +1386,71 @@ type PaymentMethodRow struct {
 // PaymentReport defines model for PaymentReport.
 type PaymentReport struct {
 	// AdjustedRows Null unless status is ready.
-	AdjustedRows         *[]PaymentMethodRow `json:"adjustedRows"`
-	AdjustedTotalMinor   *NullableMinor      `json:"adjustedTotalMinor"`
-	AppliedCorrectionIds *[]string           `json:"appliedCorrectionIds,omitempty"`
-	CalculationVersion   *string             `json:"calculationVersion,omitempty"`
-	Corrections          *[]struct {
-		Action  *PaymentReportCorrectionsAction `json:"action,omitempty"`
-		BatchId *Uuid                           `json:"batchId,omitempty"`
+	AdjustedRows       *[]PaymentMethodRow `json:"adjustedRows"`
+	AdjustedTotalMinor *NullableMinor      `json:"adjustedTotalMinor"`
+
+	// AppliedCorrectionIds The corrections in effect (not undone).
+	AppliedCorrectionIds []string `json:"appliedCorrectionIds"`
+	CalculationVersion   string   `json:"calculationVersion"`
+
+	// Corrections The period's ledger rows, oldest first; a correction and its undo are separate rows.
+	Corrections []struct {
+		Action  PaymentReportCorrectionsAction `json:"action"`
+		BatchId Uuid                           `json:"batchId"`
 
 		// BusinessDate Strict YYYY-MM-DD.
-		BusinessDate *Date      `json:"businessDate,omitempty"`
-		CorrectionId *Uuid      `json:"correctionId,omitempty"`
-		CreatedAt    *Timestamp `json:"createdAt,omitempty"`
+		BusinessDate Date      `json:"businessDate"`
+		CorrectionId Uuid      `json:"correctionId"`
+		CreatedAt    Timestamp `json:"createdAt"`
 
 		// FromMethodKey card, cash, online, manual, or a marketplace key (wolt, foodora, uber_eats).
-		FromMethodKey *MethodKey `json:"fromMethodKey,omitempty"`
-		GrossMinor    *int       `json:"grossMinor,omitempty"`
-		Reason        *string    `json:"reason,omitempty"`
-		RevisionId    *Uuid      `json:"revisionId,omitempty"`
-		SourceKey     *string    `json:"sourceKey,omitempty"`
+		FromMethodKey MethodKey `json:"fromMethodKey"`
+		GrossMinor    int       `json:"grossMinor"`
+		Reason        string    `json:"reason"`
+		RevisionId    Uuid      `json:"revisionId"`
+		SourceKey     string    `json:"sourceKey"`
 
 		// ToMethodKey card, cash, online, manual, or a marketplace key (wolt, foodora, uber_eats).
-		ToMethodKey          *MethodKey    `json:"toMethodKey,omitempty"`
-		UndoneByCorrectionId *NullableUuid `json:"undoneByCorrectionId,omitempty"`
-	} `json:"corrections,omitempty"`
+		ToMethodKey          MethodKey     `json:"toMethodKey"`
+		UndoneByCorrectionId *NullableUuid `json:"undoneByCorrectionId"`
+	} `json:"corrections"`
 	Currency                 Currency `json:"currency"`
-	CurrentSourceFingerprint *string  `json:"currentSourceFingerprint,omitempty"`
-	Days                     *[]struct {
-		AdjustedTotalMinor *NullableMinor `json:"adjustedTotalMinor,omitempty"`
+	CurrentSourceFingerprint *string  `json:"currentSourceFingerprint"`
+
+	// Days Every business date of the period, in order.
+	Days []struct {
+		AdjustedTotalMinor *NullableMinor `json:"adjustedTotalMinor"`
 
 		// BusinessDate Strict YYYY-MM-DD.
-		BusinessDate     *Date `json:"businessDate,omitempty"`
-		CorrectionCount  *int  `json:"correctionCount,omitempty"`
-		RawTotalMinor    *int  `json:"rawTotalMinor,omitempty"`
-		TransactionCount *int  `json:"transactionCount,omitempty"`
-	} `json:"days,omitempty"`
+		BusinessDate     Date `json:"businessDate"`
+		CorrectionCount  int  `json:"correctionCount"`
+		RawTotalMinor    int  `json:"rawTotalMinor"`
+		TransactionCount int  `json:"transactionCount"`
+	} `json:"days"`
 	Period  Period             `json:"period"`
 	RawRows []PaymentMethodRow `json:"rawRows"`
 
 	// RawSourceBasis e.g. `services_accounting`.
 	RawSourceBasis  string `json:"rawSourceBasis"`
 	RawTotalMinor   int    `json:"rawTotalMinor"`
-	ReadOnly        *bool  `json:"readOnly,omitempty"`
-	RefundReporting *struct {
-		IncompleteEvidence *bool `json:"incompleteEvidence,omitempty"`
-		LegacyTiming       *bool `json:"legacyTiming,omitempty"`
+	ReadOnly        bool   `json:"readOnly"`
+	RefundReporting struct {
+		IncompleteEvidence bool `json:"incompleteEvidence"`
+		LegacyTiming       bool `json:"legacyTiming"`
 
 		// Policy e.g. `refund-event-date/v1`.
-		Policy *string `json:"policy,omitempty"`
-	} `json:"refundReporting,omitempty"`
+		Policy string `json:"policy"`
+	} `json:"refundReporting"`
 	RestaurantId Uuid `json:"restaurantId"`
 
 	// SchemaVersion Version label of the report's data layout; null when the report carries none. Compare it as an opaque string.
-	SchemaVersion *string             `json:"schemaVersion,omitempty"`
-	Scope         PaymentReportScope  `json:"scope"`
-	Sources       *[]PaymentSource    `json:"sources,omitempty"`
-	Status        PaymentReportStatus `json:"status"`
-	Warnings      []ReportWarning     `json:"warnings"`
+	SchemaVersion *string            `json:"schemaVersion"`
+	Scope         PaymentReportScope `json:"scope"`
+
+	// Sources The sources the period's corrections touch, in their current state.
+	Sources  []PaymentSource     `json:"sources"`
+	Status   PaymentReportStatus `json:"status"`
+	Warnings []ReportWarning     `json:"warnings"`
 }
 
 // PaymentReportCorrectionsAction defines model for PaymentReport.Corrections.Action.
@@ -1326,21 +1466,21 @@ type PaymentReportStatus string
 type PaymentSource struct {
 	// BusinessDate Strict YYYY-MM-DD.
 	BusinessDate Date    `json:"businessDate"`
-	ComponentId  *string `json:"componentId,omitempty"`
+	ComponentId  *string `json:"componentId"`
 
 	// GrossByRateMinor Amounts by VAT rate category.
-	GrossByRateMinor *RateAmounts `json:"grossByRateMinor,omitempty"`
+	GrossByRateMinor *RateAmounts `json:"grossByRateMinor"`
 	GrossMinor       int          `json:"grossMinor"`
 
 	// MethodKey card, cash, online, manual, or a marketplace key (wolt, foodora, uber_eats).
 	MethodKey         MethodKey `json:"methodKey"`
-	ParentReceiptHash *string   `json:"parentReceiptHash,omitempty"`
-	ReceiptHash       *string   `json:"receiptHash,omitempty"`
+	ParentReceiptHash *string   `json:"parentReceiptHash"`
+	ReceiptHash       string    `json:"receiptHash"`
 
 	// ResolutionStatus e.g. `resolved`.
-	ResolutionStatus      *string        `json:"resolutionStatus,omitempty"`
-	SourceGroupGrossMinor *NullableMinor `json:"sourceGroupGrossMinor,omitempty"`
-	SourceGroupId         *string        `json:"sourceGroupId,omitempty"`
+	ResolutionStatus      string         `json:"resolutionStatus"`
+	SourceGroupGrossMinor *NullableMinor `json:"sourceGroupGrossMinor"`
+	SourceGroupId         *string        `json:"sourceGroupId"`
 
 	// SourceKey `<sourceKind>:<sourceRecordId>`.
 	SourceKey string `json:"sourceKey"`
@@ -1348,11 +1488,11 @@ type PaymentSource struct {
 	// SourceKind order, tab, tab-split, or another returned kind.
 	SourceKind       string  `json:"sourceKind"`
 	SourceRecordId   string  `json:"sourceRecordId"`
-	TabSplitId       *string `json:"tabSplitId,omitempty"`
+	TabSplitId       *string `json:"tabSplitId"`
 	TransactionCount int     `json:"transactionCount"`
 
 	// VatByRateMinor Amounts by VAT rate category.
-	VatByRateMinor *RateAmounts `json:"vatByRateMinor,omitempty"`
+	VatByRateMinor *RateAmounts `json:"vatByRateMinor"`
 }
 
 // Period defines model for Period.
@@ -1399,13 +1539,13 @@ type RateAmounts struct {
 type RefundEvent struct {
 	// AccountingImpact Signed; null when unknown and for the two non-sale kinds.
 	AccountingImpact *struct {
-		GrossMinor *int `json:"grossMinor,omitempty"`
-		NetMinor   *int `json:"netMinor,omitempty"`
+		GrossMinor int `json:"grossMinor"`
+		NetMinor   int `json:"netMinor"`
 
 		// VatByRateMinor Amounts by VAT rate category.
-		VatByRateMinor *RateAmounts `json:"vatByRateMinor,omitempty"`
-		VatMinor       *int         `json:"vatMinor,omitempty"`
-	} `json:"accountingImpact,omitempty"`
+		VatByRateMinor *RateAmounts `json:"vatByRateMinor"`
+		VatMinor       int          `json:"vatMinor"`
+	} `json:"accountingImpact"`
 
 	// AmountMinor This event's increment.
 	AmountMinor int             `json:"amountMinor"`
@@ -1417,19 +1557,21 @@ type RefundEvent struct {
 
 	// OrderId Null when the original order cannot be resolved.
 	OrderId              *string       `json:"orderId"`
-	OriginalBusinessDate *NullableDate `json:"originalBusinessDate,omitempty"`
+	OriginalBusinessDate *NullableDate `json:"originalBusinessDate"`
 
 	// RefundBusinessDate Strict YYYY-MM-DD.
 	RefundBusinessDate Date `json:"refundBusinessDate"`
 
 	// RefundId Stable opaque id; deduplicate on it.
 	RefundId      string `json:"refundId"`
-	ReturnedLines *[]struct {
-		CatalogItemId *string  `json:"catalogItemId,omitempty"`
-		LineId        *string  `json:"lineId,omitempty"`
-		Name          *string  `json:"name,omitempty"`
-		QuantityDelta *float32 `json:"quantityDelta,omitempty"`
-	} `json:"returnedLines,omitempty"`
+	ReturnedLines []struct {
+		CatalogItemId *string `json:"catalogItemId"`
+		LineId        string  `json:"lineId"`
+		Name          string  `json:"name"`
+
+		// QuantityDelta Negative for a returned quantity.
+		QuantityDelta float32 `json:"quantityDelta"`
+	} `json:"returnedLines"`
 }
 
 // RefundEventKind defines model for RefundEvent.Kind.
@@ -1535,6 +1677,26 @@ type UnsupportedMediaType = Error
 
 // GetProtectedResourceMetadata200JSONResponseBodyBearerMethodsSupported defines parameters for GetProtectedResourceMetadata.
 type GetProtectedResourceMetadata200JSONResponseBodyBearerMethodsSupported string
+
+// GetAccountingSummaryParams defines parameters for GetAccountingSummary.
+type GetAccountingSummaryParams struct {
+	// StartDate First business date, inclusive.
+	StartDate Date `form:"start_date" json:"start_date"`
+
+	// EndDate Last business date, inclusive.
+	EndDate Date `form:"end_date" json:"end_date"`
+
+	// Scope `day` (one date) or `month` (within one calendar month).
+	Scope GetAccountingSummaryParamsScope `form:"scope" json:"scope"`
+
+	// OrganizationId An `organizationId` from `GET /v1/organizations`. Required when the authorization covers more
+	// than one organization; optional for a one-organization grant; may be omitted under a
+	// restaurant authorization (if given it must be the restaurant's organization).
+	OrganizationId *OrganizationId `form:"organization_id,omitempty" json:"organization_id,omitempty"`
+}
+
+// GetAccountingSummaryParamsScope defines parameters for GetAccountingSummary.
+type GetAccountingSummaryParamsScope string
 
 // ApplyCatalogImportJSONBody defines parameters for ApplyCatalogImport.
 type ApplyCatalogImportJSONBody struct {
@@ -2070,6 +2232,17 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/restaurants (the `ListRestaurants` operationId).
 	ListRestaurants(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetAccountingSummary Sales by VAT rate, discounts, tips and refunds of a day or a month (extension)
+	//
+	// An extension of this API, not part of the published contract (`x-extension: true`). Same
+	// `start_date`, `end_date` and `scope` rules, restaurant, currency, time zone and day cutoff as
+	// the payment report: post sales and VAT from this summary and take only the payment-method
+	// allocation from the payment report, so nothing is posted twice. Refunds appear on their
+	// refund business date (policy `refund-event-date/v1`).
+	//
+	// Corresponds with GET /v1/restaurants/{restaurantId}/accounting-summary (the `GetAccountingSummary` operationId).
+	GetAccountingSummary(ctx context.Context, restaurantId RestaurantId, params *GetAccountingSummaryParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ApplyCatalogImportWithBody Create the planned entities in an inactive draft (never publishes)
 	//
 	// Recomputes the plan and writes it as one create-only transaction in the menus service: all
@@ -2437,6 +2610,27 @@ func (c *Client) ListOrganizations(ctx context.Context, reqEditors ...RequestEdi
 // Corresponds with GET /v1/restaurants (the `ListRestaurants` operationId).
 func (c *Client) ListRestaurants(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListRestaurantsRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetAccountingSummary Sales by VAT rate, discounts, tips and refunds of a day or a month (extension)
+//
+// An extension of this API, not part of the published contract (`x-extension: true`). Same
+// `start_date`, `end_date` and `scope` rules, restaurant, currency, time zone and day cutoff as
+// the payment report: post sales and VAT from this summary and take only the payment-method
+// allocation from the payment report, so nothing is posted twice. Refunds appear on their
+// refund business date (policy `refund-event-date/v1`).
+//
+// Corresponds with GET /v1/restaurants/{restaurantId}/accounting-summary (the `GetAccountingSummary` operationId).
+func (c *Client) GetAccountingSummary(ctx context.Context, restaurantId RestaurantId, params *GetAccountingSummaryParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetAccountingSummaryRequest(c.Server, restaurantId, params)
 	if err != nil {
 		return nil, err
 	}
@@ -3151,6 +3345,91 @@ func NewListRestaurantsRequest(server string) (*http.Request, error) {
 	queryURL, err := serverURL.Parse(operationPath)
 	if err != nil {
 		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetAccountingSummaryRequest constructs an http.Request for the GetAccountingSummary method
+func NewGetAccountingSummaryRequest(server string, restaurantId RestaurantId, params *GetAccountingSummaryParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "restaurantId", restaurantId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/restaurants/%s/accounting-summary", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "start_date", params.StartDate, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date"}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "end_date", params.EndDate, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "date"}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if queryFrag, err := runtime.StyleParamWithOptions("form", true, "scope", params.Scope, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+			return nil, err
+		} else {
+			for _, qp := range strings.Split(queryFrag, "&") {
+				rawQueryFragments = append(rawQueryFragments, qp)
+			}
+		}
+
+		if params.OrganizationId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "organization_id", *params.OrganizationId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
@@ -4965,6 +5244,19 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/restaurants (the `ListRestaurants` operationId).
 	ListRestaurantsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListRestaurantsResponse, error)
 
+	// GetAccountingSummaryWithResponse Sales by VAT rate, discounts, tips and refunds of a day or a month (extension)
+	//
+	// An extension of this API, not part of the published contract (`x-extension: true`). Same
+	// `start_date`, `end_date` and `scope` rules, restaurant, currency, time zone and day cutoff as
+	// the payment report: post sales and VAT from this summary and take only the payment-method
+	// allocation from the payment report, so nothing is posted twice. Refunds appear on their
+	// refund business date (policy `refund-event-date/v1`).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/restaurants/{restaurantId}/accounting-summary (the `GetAccountingSummary` operationId).
+	GetAccountingSummaryWithResponse(ctx context.Context, restaurantId RestaurantId, params *GetAccountingSummaryParams, reqEditors ...RequestEditorFn) (*GetAccountingSummaryResponse, error)
+
 	// ApplyCatalogImportWithBodyWithResponse Create the planned entities in an inactive draft (never publishes)
 	//
 	// Recomputes the plan and writes it as one create-only transaction in the menus service: all
@@ -5752,6 +6044,179 @@ func (r ListRestaurantsResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ListRestaurantsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetAccountingSummaryResponse200Headers the declared response headers of an HTTP 200 response for GetAccountingSummary
+type GetAccountingSummaryResponse200Headers struct {
+	Deprecation     *string
+	Link            *string
+	RateLimit       *string
+	RateLimitPolicy string
+	Sunset          *string
+	XRequestId      string
+}
+
+// GetAccountingSummaryResponse400Headers the declared response headers of an HTTP 400 response for GetAccountingSummary
+type GetAccountingSummaryResponse400Headers struct {
+	RateLimit       *string
+	RateLimitPolicy string
+	XRequestId      string
+}
+
+// GetAccountingSummaryResponse401Headers the declared response headers of an HTTP 401 response for GetAccountingSummary
+type GetAccountingSummaryResponse401Headers struct {
+	RateLimitPolicy string
+	WWWAuthenticate *string
+	XRequestId      string
+}
+
+// GetAccountingSummaryResponse403Headers the declared response headers of an HTTP 403 response for GetAccountingSummary
+type GetAccountingSummaryResponse403Headers struct {
+	RateLimit       *string
+	RateLimitPolicy string
+	WWWAuthenticate *string
+	XRequestId      string
+}
+
+// GetAccountingSummaryResponse404Headers the declared response headers of an HTTP 404 response for GetAccountingSummary
+type GetAccountingSummaryResponse404Headers struct {
+	RateLimit       *string
+	RateLimitPolicy string
+	XRequestId      string
+}
+
+// GetAccountingSummaryResponse405Headers the declared response headers of an HTTP 405 response for GetAccountingSummary
+type GetAccountingSummaryResponse405Headers struct {
+	Allow           string
+	RateLimitPolicy string
+	XRequestId      string
+}
+
+// GetAccountingSummaryResponse429Headers the declared response headers of an HTTP 429 response for GetAccountingSummary
+type GetAccountingSummaryResponse429Headers struct {
+	RateLimit       *string
+	RateLimitPolicy string
+	RetryAfter      string
+	XRequestId      string
+}
+
+// GetAccountingSummaryResponse503Headers the declared response headers of an HTTP 503 response for GetAccountingSummary
+type GetAccountingSummaryResponse503Headers struct {
+	RateLimit       *string
+	RateLimitPolicy string
+	XRequestId      string
+}
+
+type GetAccountingSummaryResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		// Data Extension of the API (not in the published contract).
+		Data AccountingSummary `json:"data"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON405 the response for an HTTP 405 `application/json` response
+	JSON405 *MethodNotAllowed
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetAccountingSummaryResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetAccountingSummaryResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *GetAccountingSummaryResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *GetAccountingSummaryResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetAccountingSummaryResponse404Headers
+	// Headers405 the parsed response headers for an HTTP 405 response
+	Headers405 *GetAccountingSummaryResponse405Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetAccountingSummaryResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetAccountingSummaryResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetAccountingSummaryResponse) GetJSON200() *struct {
+	// Data Extension of the API (not in the published contract).
+	Data AccountingSummary `json:"data"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetAccountingSummaryResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r GetAccountingSummaryResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r GetAccountingSummaryResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetAccountingSummaryResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON405 returns the response for an HTTP 405 `application/json` response
+func (r GetAccountingSummaryResponse) GetJSON405() *MethodNotAllowed {
+	return r.JSON405
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetAccountingSummaryResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetAccountingSummaryResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetAccountingSummaryResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetAccountingSummaryResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetAccountingSummaryResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetAccountingSummaryResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -9825,6 +10290,25 @@ func (c *ClientWithResponses) ListRestaurantsWithResponse(ctx context.Context, r
 	return ParseListRestaurantsResponse(rsp)
 }
 
+// GetAccountingSummaryWithResponse Sales by VAT rate, discounts, tips and refunds of a day or a month (extension)
+//
+// An extension of this API, not part of the published contract (`x-extension: true`). Same
+// `start_date`, `end_date` and `scope` rules, restaurant, currency, time zone and day cutoff as
+// the payment report: post sales and VAT from this summary and take only the payment-method
+// allocation from the payment report, so nothing is posted twice. Refunds appear on their
+// refund business date (policy `refund-event-date/v1`).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/restaurants/{restaurantId}/accounting-summary (the `GetAccountingSummary` operationId).
+func (c *ClientWithResponses) GetAccountingSummaryWithResponse(ctx context.Context, restaurantId RestaurantId, params *GetAccountingSummaryParams, reqEditors ...RequestEditorFn) (*GetAccountingSummaryResponse, error) {
+	rsp, err := c.GetAccountingSummary(ctx, restaurantId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetAccountingSummaryResponse(rsp)
+}
+
 // ApplyCatalogImportWithBodyWithResponse Create the planned entities in an inactive draft (never publishes)
 //
 // Recomputes the plan and writes it as one create-only transaction in the menus service: all
@@ -11036,6 +11520,314 @@ func ParseListRestaurantsResponse(rsp *http.Response) (*ListRestaurantsResponse,
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers ListRestaurantsResponse503Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetAccountingSummaryResponse parses an HTTP response from a GetAccountingSummaryWithResponse call
+func ParseGetAccountingSummaryResponse(rsp *http.Response) (*GetAccountingSummaryResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetAccountingSummaryResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			// Data Extension of the API (not in the published contract).
+			Data AccountingSummary `json:"data"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest MethodNotAllowed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON405 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetAccountingSummaryResponse200Headers
+		if values := rsp.Header.Values("Deprecation"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Deprecation", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Deprecation = &value
+		}
+		if values := rsp.Header.Values("Link"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Link", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Link = &value
+		}
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = value
+		}
+		if values := rsp.Header.Values("Sunset"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sunset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Sunset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetAccountingSummaryResponse400Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers GetAccountingSummaryResponse401Headers
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = value
+		}
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers GetAccountingSummaryResponse403Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = value
+		}
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetAccountingSummaryResponse404Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 405:
+		var headers GetAccountingSummaryResponse405Headers
+		if values := rsp.Header.Values("Allow"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Allow = value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers405 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetAccountingSummaryResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetAccountingSummaryResponse503Headers
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {

@@ -655,7 +655,12 @@ const OrdersBatchBytes = 8 << 20
 // orders service's ingestion endpoint in batches of whole lines. ordersURL is
 // the service's base URL, e.g. http://127.0.0.1:8082.
 func (c Client) LoadOrders(ctx context.Context, ordersURL, ingestToken string, r io.Reader) error {
-	url := strings.TrimRight(ordersURL, "/") + "/internal/v1/orders/ingest"
+	return c.postNDJSON(ctx, strings.TrimRight(ordersURL, "/")+contracts.OrdersIngestPath, ingestToken, r)
+}
+
+// postNDJSON posts NDJSON lines to an ingestion endpoint in batches of whole
+// lines (at most OrdersBatchBytes and 2,000 lines each).
+func (c Client) postNDJSON(ctx context.Context, url, ingestToken string, r io.Reader) error {
 	br := bufio.NewReaderSize(r, 1<<20)
 	var batch bytes.Buffer
 	lines := 0

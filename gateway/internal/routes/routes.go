@@ -99,6 +99,9 @@ func Table(ns NamingSet) []Operation {
 		{ID: "listOrganizations", Method: "GET", Path: "/v1/organizations", Scopes: with(contracts.ScopeOrganizationRead), Service: Identity},
 
 		rest("getPaymentReport", "GET", "/payment-report", Accounting, false, with(contracts.ScopeAccountingRead)),
+		// Our extension: the sales, VAT, discounts, tips and refunds that go
+		// with the payment report.
+		rest("getAccountingSummary", "GET", "/accounting-summary", Accounting, false, with(contracts.ScopeAccountingRead)),
 		rest("listRefunds", "GET", "/refunds", Accounting, false, with(contracts.ScopeOrdersRead, contracts.ScopeAccountingRead)),
 		rest("getPaymentCorrectionWorkspace", "GET", "/payment-correction-workspace", Accounting, false, acctWrite),
 		rest("previewPaymentCorrection", "POST", "/payment-corrections/preview", Accounting, true, acctWrite),

@@ -204,16 +204,17 @@ func (s *stack) seedOnce(ctx context.Context) error {
 	if s.externalDB {
 		where = redactPassword(s.databaseURL)
 	}
-	// The data set's parts are in the key: a stack seeded before the menus
-	// were part of it is seeded again (every load is idempotent).
-	sum := sha256.Sum256(fmt.Appendf(nil, "%s|%d|directory,orders,menus", where, s.seedValue))
+	// The data set's parts are in the key: a stack seeded before a part
+	// existed is seeded again (every load is idempotent).
+	sum := sha256.Sum256(fmt.Appendf(nil, "%s|%d|directory,orders,accounting,menus", where, s.seedValue))
 	marker := filepath.Join(s.dir, "seeded-"+hex.EncodeToString(sum[:6]))
 	if _, err := os.Stat(marker); err == nil {
 		logf("demo data already loaded")
 		return nil
 	}
 	cmd := exec.CommandContext(ctx, filepath.Join(s.bin, "seed"),
-		"--seed", fmt.Sprint(s.seedValue), "--identity-url", s.internalURL("identity"), "--orders-url", s.url("orders"), "--menus-url", s.url("menus"))
+		"--seed", fmt.Sprint(s.seedValue), "--identity-url", s.internalURL("identity"), "--orders-url", s.url("orders"),
+		"--accounting-url", s.url("accounting"), "--menus-url", s.url("menus"))
 	cmd.Env = append(os.Environ(), "ADMIN_TOKEN="+s.secrets["ADMIN_TOKEN"], "INGEST_TOKEN="+s.secrets["INGEST_TOKEN"])
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if err := cmd.Run(); err != nil {

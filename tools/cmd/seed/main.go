@@ -1,14 +1,17 @@
 // Command seed generates the deterministic demo data set and loads it into
 // running services through their admin and ingestion APIs.
 //
-//	seed [--seed 42] [--size demo|bench] --identity-url URL --orders-url URL --menus-url URL
+//	seed [--seed 42] [--size demo|bench] --identity-url URL --orders-url URL --accounting-url URL --menus-url URL
 //	seed --size bench --orders-out orders.ndjson   (then: orders import --file orders.ndjson)
+//	seed --size bench --accounting-out accounting.ndjson   (then: accounting import --file accounting.ndjson)
 //	seed --size bench --bench-orders 5000000 --orders-out -   (a larger bench data set)
 //
 // --identity-url is identity's internal listener (INTERNAL_HTTP_ADDR), where
 // the admin API is. ADMIN_TOKEN (identity's admin API) and INGEST_TOKEN
-// (orders and menus ingestion) come from the environment. --identity-url "",
-// --orders-url "" or --menus-url "" skips that part.
+// (orders, accounting and menus ingestion) come from the environment.
+// --identity-url "", --orders-url "", --accounting-url "" or --menus-url ""
+// skips that part. The accounting records are derived from the same
+// generated orders, so the two services agree (docs/accounting.md).
 package main
 
 import (
@@ -35,6 +38,8 @@ func run(ctx context.Context, args []string) error {
 	ordersURL := fs.String("orders-url", "http://127.0.0.1:8082", "orders service base URL (empty: skip loading orders)")
 	menusURL := fs.String("menus-url", "http://127.0.0.1:8085", "menus service base URL (empty: skip loading catalogs and menus)")
 	ordersOut := fs.String("orders-out", "", "write the orders as NDJSON to this file ('-' for stdout) instead of loading them")
+	accountingURL := fs.String("accounting-url", "http://127.0.0.1:8083", "accounting service base URL (empty: skip loading accounting records)")
+	accountingOut := fs.String("accounting-out", "", "write the accounting records as NDJSON to this file ('-' for stdout) instead of loading them")
 	benchOrders := fs.Int("bench-orders", seed.BenchOrders, "orders over the bench restaurants (size bench)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -47,22 +52,52 @@ func run(ctx context.Context, args []string) error {
 	}
 	g := seed.Generator{Seed: *seedValue, BenchOrderCount: *benchOrders}
 	dir := g.GenerateDirectory(seed.Size(*size))
-	if *identityURL != "" && *ordersOut == "" {
+	if *ordersOut != "" || *accountingOut != "" {
+		if *ordersOut != "" {
+			if err := writeNDJSON("orders", g.GenerateOrders, dir, seed.Size(*size), *ordersOut); err != nil {
+				return err
+			}
+		}
+		if *accountingOut != "" {
+			return writeNDJSON("accounting records", g.GenerateAccounting, dir, seed.Size(*size), *accountingOut)
+		}
+		return nil
+	}
+	if *identityURL != "" {
 		if err := loadDirectory(ctx, g, dir, *identityURL); err != nil {
 			return err
 		}
 	}
-	if *menusURL != "" && *ordersOut == "" {
+	if *menusURL != "" {
 		if err := loadMenus(ctx, g, dir, seed.Size(*size), *menusURL); err != nil {
 			return err
 		}
 	}
-	switch {
-	case *ordersOut != "":
-		return writeOrders(g, dir, seed.Size(*size), *ordersOut)
-	case *ordersURL != "":
-		return loadOrders(ctx, g, dir, seed.Size(*size), *ordersURL)
+	if *ordersURL != "" {
+		if err := loadOrders(ctx, g, dir, seed.Size(*size), *ordersURL); err != nil {
+			return err
+		}
 	}
+	if *accountingURL != "" {
+		return loadAccounting(ctx, g, dir, seed.Size(*size), *accountingURL)
+	}
+	return nil
+}
+
+func loadAccounting(ctx context.Context, g seed.Generator, dir seed.Directory, size seed.Size, accountingURL string) error {
+	ingestToken := os.Getenv("INGEST_TOKEN")
+	if ingestToken == "" {
+		return errors.New("INGEST_TOKEN must be set (accounting ingestion token)")
+	}
+	start := time.Now()
+	pr, pw := io.Pipe()
+	p := newProgress("accounting (orders derived)")
+	go func() { pw.CloseWithError(g.GenerateAccounting(dir, size, pw, p.report)) }()
+	if err := (seed.Client{}).LoadAccounting(ctx, accountingURL, ingestToken, pr); err != nil {
+		pr.CloseWithError(err)
+		return err
+	}
+	p.done(time.Since(start))
 	return nil
 }
 
@@ -115,7 +150,9 @@ func loadOrders(ctx context.Context, g seed.Generator, dir seed.Directory, size 
 	return nil
 }
 
-func writeOrders(g seed.Generator, dir seed.Directory, size seed.Size, path string) error {
+type generateFunc func(seed.Directory, seed.Size, io.Writer, func(done, total int)) error
+
+func writeNDJSON(what string, generate generateFunc, dir seed.Directory, size seed.Size, path string) error {
 	start := time.Now()
 	out := os.Stdout
 	if path != "-" {
@@ -127,8 +164,8 @@ func writeOrders(g seed.Generator, dir seed.Directory, size seed.Size, path stri
 		out = f
 	}
 	w := bufio.NewWriterSize(out, 1<<20)
-	p := newProgress("orders")
-	if err := g.GenerateOrders(dir, size, w, p.report); err != nil {
+	p := newProgress(what)
+	if err := generate(dir, size, w, p.report); err != nil {
 		return err
 	}
 	if err := w.Flush(); err != nil {
