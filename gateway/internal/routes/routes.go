@@ -20,6 +20,7 @@ const (
 	Accounting    Service = "accounting"
 	Menus         Service = "menus"
 	CatalogImport Service = "catalogimport"
+	Events        Service = "events"
 )
 
 // Deprecation marks a retiring operation; every response of it then carries
@@ -124,6 +125,10 @@ func Table(ns NamingSet) []Operation {
 		rest("getCatalogImportTarget", "GET", "/catalog-import/targets/{"+menuID+"}", CatalogImport, false, catalog, menuID),
 		rest("planCatalogImport", "POST", "/catalog-import/plan", CatalogImport, true, catalog),
 		rest("applyCatalogImport", "POST", "/catalog-import/apply", CatalogImport, true, catalog),
+
+		// Our extension: the restaurant's numbered event log. Reading it
+		// needs the restaurant; each event's own scopes filter what it shows.
+		rest("listRestaurantEvents", "GET", "/events", Events, false, read),
 	}
 	for i := range ops {
 		if ops[i].ID == "getOrder" {

@@ -485,6 +485,7 @@ func upstreamURLs(cfg config.Config) map[routes.Service]string {
 		routes.Accounting:    cfg.AccountingURL,
 		routes.Menus:         cfg.MenusURL,
 		routes.CatalogImport: cfg.CatalogImportURL,
+		routes.Events:        cfg.EventsURL,
 	}
 }
 
