@@ -1082,7 +1082,7 @@ type Error struct {
 	RequestId string  `json:"request_id"`
 }
 
-// Event One event; the same envelope is a webhook's body. `id` is unique and stays the same wherever the event is delivered.
+// Event One event. `id` is unique and stays the same wherever the event is delivered.
 type Event struct {
 	// Data The resource as its read operation shows it (orders, refunds, corrections), or its ids and counts (menus, imports).
 	Data         map[string]interface{} `json:"data"`
