@@ -23,6 +23,16 @@ const (
 	Events        Service = "events"
 )
 
+// MaxWait is how long a service may hold a request on purpose before
+// answering (the events feed's long poll, wait ≤ 30 s); the gateway adds it
+// to its upstream timeout for that service.
+func (s Service) MaxWait() time.Duration {
+	if s == Events {
+		return 30 * time.Second
+	}
+	return 0
+}
+
 // Deprecation marks a retiring operation; every response of it then carries
 // Deprecation, Sunset and Link headers.
 type Deprecation struct {
