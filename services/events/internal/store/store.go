@@ -304,7 +304,7 @@ WHERE p.relname = 'events' AND n.nspname = current_schema() ORDER BY c.relname`)
 			return err
 		}
 		for _, n := range drop {
-			if err := tx.Exec(`DROP TABLE ` + n).Error; err != nil {
+			if err := tx.Exec(`DROP TABLE IF EXISTS ` + n).Error; err != nil {
 				return err
 			}
 		}
