@@ -163,12 +163,17 @@ RETURNING last_seq, last_stored_at`, r, len(evs), now).Scan(&head).Error
 
 // Page reads, in one repeatable-read snapshot, up to ScanWindow numbers and
 // types after after, the restaurant's range, then the bodies pick chooses.
-// The log is read first: its lock keeps retention from dropping a day between
-// the reads, and the counter row read in the same snapshot then matches.
+// The log's lock is taken before the snapshot (LOCK TABLE is the one
+// statement that does not take it): otherwise a retention committing in
+// between would leave a snapshot with the old oldest_seq over a partition
+// list without the dropped days, a hole the reader would skip.
 func (s *Store) Page(ctx context.Context, restaurantID string, after int64, pick func(domain.Head, []domain.Scanned) []int64) (domain.Head, []domain.Event, error) {
 	head := domain.Head{OldestSeq: 1}
 	var out []domain.Event
 	err := s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := tx.Exec(`LOCK TABLE events IN ACCESS SHARE MODE`).Error; err != nil {
+			return err
+		}
 		var scanned []domain.Scanned
 		if err := tx.Raw(`SELECT seq, type FROM events WHERE restaurant_id = ? AND seq > ? ORDER BY seq LIMIT ?`,
 			restaurantID, after, domain.ScanWindow).Scan(&scanned).Error; err != nil {
