@@ -7,6 +7,7 @@ package api
 
 import (
 	"crypto/subtle"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"net/url"
@@ -78,12 +79,12 @@ func (h *Handlers) append(c *fiber.Ctx) error {
 }
 
 type eventView struct {
-	ID           string    `json:"id"`
-	Type         string    `json:"type"`
-	Timestamp    time.Time `json:"timestamp"`
-	RestaurantID string    `json:"restaurantId"`
-	Seq          int64     `json:"seq"`
-	Data         any       `json:"data"`
+	ID           string          `json:"id"`
+	Type         string          `json:"type"`
+	Timestamp    time.Time       `json:"timestamp"`
+	RestaurantID string          `json:"restaurantId"`
+	Seq          int64           `json:"seq"`
+	Data         json.RawMessage `json:"data"`
 }
 
 type feedView struct {
@@ -116,15 +117,10 @@ func (h *Handlers) feed(c *fiber.Ctx) error {
 	out := feedView{Events: make([]eventView, len(page.Events)), NextAfter: page.NextAfter, HasMore: page.HasMore,
 		HeadSeq: page.HeadSeq, OldestSeq: page.OldestSeq}
 	for i, e := range page.Events {
-		out.Events[i] = eventView{ID: e.ID, Type: e.Type, Timestamp: e.OccurredAt, RestaurantID: e.RestaurantID, Seq: e.Seq, Data: rawJSON(e.Data)}
+		out.Events[i] = eventView{ID: e.ID, Type: e.Type, Timestamp: e.OccurredAt, RestaurantID: e.RestaurantID, Seq: e.Seq, Data: e.Data}
 	}
 	return c.JSON(fiber.Map{"data": out})
 }
-
-// rawJSON is stored JSON written as it is.
-type rawJSON []byte
-
-func (r rawJSON) MarshalJSON() ([]byte, error) { return r, nil }
 
 // feedQuery reads and bounds the feed's query parameters.
 func feedQuery(c *fiber.Ctx) (domain.Query, error) {
