@@ -76,6 +76,10 @@ bench-modules:
 bench-orders: build ## Load BENCH_ORDERS orders (default 1000000), then measure every search filter class at the service and through the gateway
 	bin/loadgen orders -orders $(BENCH_ORDERS)
 
+.PHONY: bench-services
+bench-services: build ## Load the bench data set (BENCH_ORDERS orders, their accounting records, the 2,000-item catalog), then measure accounting, menus and catalog import at each service and through the gateway
+	bin/loadgen services -orders $(BENCH_ORDERS)
+
 .PHONY: lint
 lint: $(TOOLS_BIN)/golangci-lint ## Run golangci-lint (pinned) on every module
 	@for m in $(MODULES); do (cd $$m && GOWORK=off $(TOOLS_BIN)/golangci-lint run ./...) || exit 1; done
