@@ -609,7 +609,7 @@ func reportServices(w io.Writer, e *benchEnv, f benchFlags, loadTook time.Durati
 		fmt.Fprintf(w, "accounting load: %s, target %s, met? %s\n", loadTook.Round(100*time.Millisecond), accountingLoadLimit, verdict)
 	}
 	fmt.Fprintf(w, "\n%d sequential iterations per operation and target (after %d unmeasured; each at both, alternating which goes first);\n"+
-		"accounting on the busiest bench restaurant, menus and catalog import on %s (2,000-item draft); the correction\n"+
+		"accounting on the busiest bench restaurant, menus and catalog import on %s (its \"Bench catalog\" draft); the correction\n"+
 		"cycle times apply and undo (two figures per iteration), PATCH its request alone (the inspect before it is not timed)\n\n",
 		f.requests, f.warmup, e.restaurants[0].Name)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
