@@ -26,7 +26,7 @@ BENCH_ORDERS ?= 1000000
 
 .PHONY: help
 help: ## List the targets
-	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  \033[36m%-12s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  \033[36m%-14s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 .PHONY: build
 build: ## Build every binary into bin/
@@ -75,6 +75,10 @@ bench-modules:
 .PHONY: bench-orders
 bench-orders: build ## Load BENCH_ORDERS orders (default 1000000), then measure every search filter class at the service and through the gateway
 	bin/loadgen orders -orders $(BENCH_ORDERS)
+
+.PHONY: bench-services
+bench-services: build ## Load the bench data set (BENCH_ORDERS orders, their accounting records, the 2,000-item catalog), then measure accounting, menus and catalog import at each service and through the gateway
+	bin/loadgen services -orders $(BENCH_ORDERS)
 
 .PHONY: lint
 lint: $(TOOLS_BIN)/golangci-lint ## Run golangci-lint (pinned) on every module

@@ -1,12 +1,17 @@
-// Command loadgen runs the load tests behind make bench and make bench-orders,
-// each against a local stack it starts itself (bin/devstack, fresh data in a
-// temporary folder, loopback only):
+// Command loadgen runs the load tests behind make bench, make bench-orders and
+// make bench-services, each against a local stack it starts itself
+// (bin/devstack, fresh data in a temporary folder, loopback only):
 //
 //	loadgen gateway   GET /v1/restaurants through the gateway, at identity directly
 //	                  and through nginx: max throughput and p50/p99 at a fixed rate
 //	loadgen orders    loads the bench data set (1,000,000 orders; -orders N for
 //	                  another count), then p50/p99 of every search filter class and
 //	                  of order details, at the orders service and through the gateway
+//	loadgen services  loads the same data set with its accounting records and the
+//	                  2,000-item bench catalog, then p50/p99 of the accounting reports,
+//	                  refunds, workspace and corrections, the menus reads and writes,
+//	                  and catalog import's plan and apply, at each service and through
+//	                  the gateway; and the time the accounting bulk load takes
 //
 // Run from the repository root after make build (binaries are read from bin/).
 // See docs/performance.md.
@@ -22,8 +27,8 @@ import (
 )
 
 func main() {
-	if len(os.Args) < 2 || (os.Args[1] != "gateway" && os.Args[1] != "orders") {
-		fmt.Fprintln(os.Stderr, "usage: loadgen gateway|orders [flags]   (loadgen <command> -h lists the flags)")
+	if len(os.Args) < 2 || (os.Args[1] != "gateway" && os.Args[1] != "orders" && os.Args[1] != "services") {
+		fmt.Fprintln(os.Stderr, "usage: loadgen gateway|orders|services [flags]   (loadgen <command> -h lists the flags)")
 		os.Exit(2)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -34,6 +39,8 @@ func main() {
 		err = runGateway(ctx, os.Args[2:])
 	case "orders":
 		err = runOrders(ctx, os.Args[2:])
+	case "services":
+		err = runServices(ctx, os.Args[2:])
 	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "loadgen %s: %v\n", os.Args[1], err)

@@ -13,7 +13,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -21,8 +20,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"partnerapi.dev/pkg/internalctx"
-	"partnerapi.dev/pkg/localinfra"
 	"partnerapi.dev/tools/loadgen"
 	"partnerapi.dev/tools/seed"
 )
@@ -32,15 +29,6 @@ const (
 	searchP99Target  = 15 * time.Millisecond
 	detailsP99Target = 5 * time.Millisecond
 )
-
-type ordersFlags struct {
-	bin      string
-	data     string
-	requests int
-	warmup   int
-	keep     bool
-	orders   int
-}
 
 // restaurant is a bench restaurant with what the service needs to answer it.
 type restaurant struct {
@@ -83,136 +71,25 @@ type classRun struct {
 }
 
 func runOrders(ctx context.Context, args []string) error {
-	var f ordersFlags
+	var f benchFlags
 	fs := flag.NewFlagSet("orders", flag.ContinueOnError)
-	fs.StringVar(&f.bin, "bin", "bin", "folder with the built binaries (make build)")
-	fs.StringVar(&f.data, "data", "", "folder for the Postgres data (several GB), kept; a second run reuses the loaded orders. Default: a new temporary folder, removed at the end")
-	fs.IntVar(&f.requests, "requests", 300, "sequential requests per class and target")
-	fs.IntVar(&f.warmup, "warmup", 30, "unmeasured requests per class and target before the measured ones")
-	fs.BoolVar(&f.keep, "keep", false, "keep the data folder")
-	fs.IntVar(&f.orders, "orders", seed.BenchOrders, "orders over the bench restaurants (bin/seed --bench-orders); more orders per restaurant and day, same dates")
+	f.register(fs, 300, 30)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if f.orders < 1 {
-		return errors.New("-orders must be at least 1")
-	}
-	bin, err := filepath.Abs(f.bin)
+	e, err := startBench(ctx, f, benchOptions{name: "orders", scopes: "svc.restaurant.read svc.organization.read svc.orders.read"})
 	if err != nil {
 		return err
 	}
-	dir := f.data
-	if dir == "" {
-		if dir, err = os.MkdirTemp("", "loadgen-orders-"); err != nil {
-			return err
-		}
-	} else if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	if dir, err = filepath.Abs(dir); err != nil {
-		return err
-	}
-	if f.keep || f.data != "" {
-		logf("data in %s (kept)", dir)
-	} else {
-		defer os.RemoveAll(dir)
-	}
-	// About 4.5 GB while loading a million orders; the database grows with the orders.
-	need := int64(3<<30) + int64(f.orders)*(5<<30)/1_000_000
-	if free := freeBytes(dir); free >= 0 && free < need {
-		return fmt.Errorf("%s has %.1f GB free; the bench data set needs about %.0f GB (use --data)", dir, float64(free)/(1<<30), float64(need)/(1<<30))
-	}
-
-	// A fresh Postgres of our own (fsync off: this measures queries, not durability).
-	logf("starting postgres (data in %s); load %s", dir, loadgen.Load())
-	pg, err := localinfra.StartPostgres(ctx, localinfra.PostgresOptions{Dir: filepath.Join(dir, "postgres")})
-	if err != nil {
-		return err
-	}
-	defer func() { _ = pg.Stop() }()
-	dbURL, err := createDatabase(ctx, pg.URL, "loadgen_orders")
-	if err != nil {
-		return err
-	}
-
-	count, err := countOrders(ctx, dbURL)
-	var importLine string
-	if err == nil && count > 0 {
-		importLine = fmt.Sprintf("reused the %d orders already loaded in %s (no import timed; -orders does not apply)", count, dir)
-	} else {
-		loadStart := loadgen.Load()
-		took, err := importBench(ctx, bin, dbURL, f.orders)
-		if err != nil {
-			return err
-		}
-		if count, err = countOrders(ctx, dbURL); err != nil {
-			return err
-		}
-		importLine = fmt.Sprintf("bin/seed --size bench --bench-orders %d --orders-out - | bin/orders import: %d orders in %s (%.0f orders/s; load before %s, after %s)",
-			f.orders, count, took.Round(100*time.Millisecond), float64(count)/took.Seconds(), loadStart, loadgen.Load())
-	}
-	logf("%s", importLine)
-
-	logf("starting the stack on that database")
-	stack, err := loadgen.StartStack(ctx, loadgen.StackOptions{
-		Bin: bin, Dir: filepath.Join(dir, "stack"),
-		Env: append(withoutEnv("DATABASE_URL", "REDIS_URL"), "DATABASE_URL="+dbURL, "RATE_LIMIT_PER_MINUTE=100000000"),
-	})
-	if err != nil {
-		return err
-	}
-	defer stack.Stop()
-
-	g := seed.Generator{Seed: 42}
-	benchOrg := g.ID("organization/bench")
-	logf("loading the bench directory into identity (organization %s)", benchOrg)
-	cmd := exec.CommandContext(ctx, filepath.Join(bin, "seed"), "--size", "bench", "--identity-url", stack.Internal["identity"], "--orders-url", "")
-	cmd.Env = append(os.Environ(), "ADMIN_TOKEN="+stack.Secrets["ADMIN_TOKEN"])
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("seed the bench directory: %w\n%s", err, out)
-	}
-	token, err := benchToken(ctx, bin, stack.Gateway, benchOrg)
-	if err != nil {
-		return err
-	}
-	claims, err := loadgen.TokenClaims(token)
-	if err != nil {
-		return err
-	}
-	keys, err := internalctx.ParseKeys(stack.Secrets["INTERNAL_CONTEXT_KEYS"])
-	if err != nil {
-		return err
-	}
+	defer e.Close()
+	importLine, count := e.importLines[0], e.orders
 
 	var rs []*restaurant
-	for _, r := range g.GenerateDirectory(seed.SizeBench).Restaurants {
-		if slices.Contains(r.OrganizationIDs, benchOrg) {
-			rs = append(rs, &restaurant{Restaurant: r})
-		}
+	for _, r := range e.restaurants {
+		rs = append(rs, &restaurant{Restaurant: r})
 	}
-	client := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
 	send := func(via string, c call) (int, []byte, time.Duration, error) {
-		base, h := stack.Gateway, http.Header{"Authorization": {"Bearer " + token}}
-		if via == "service" {
-			base = stack.Orders
-			h = http.Header{internalctx.Header: {keys.Sign(internalctx.Context{
-				ClientID: claims.ClientID, UserID: claims.Subject, GrantID: claims.GrantID, Scopes: strings.Fields(claims.Scope),
-				Tenant:         &internalctx.Tenant{ID: c.r.RestaurantID, TimeZone: c.r.TimeZone, DayStartHour: *c.r.DayStartHour, Currency: c.r.Currency, Country: c.r.Country},
-				OrganizationID: benchOrg, RequestID: "loadgen"})}}
-		}
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/v1/restaurants/"+c.r.RestaurantID+c.path, nil)
-		if err != nil {
-			return 0, nil, 0, err
-		}
-		req.Header = h
-		start := time.Now()
-		resp, err := client.Do(req)
-		if err != nil {
-			return 0, nil, 0, err
-		}
-		body, err := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		return resp.StatusCode, body, time.Since(start), err
+		return e.send(via, "orders", http.MethodGet, c.r.Restaurant, c.path, nil)
 	}
 
 	rnd := rand.New(rand.NewPCG(42, 1)) //nolint:gosec // G404: reproducible request parameters, not secrets
@@ -406,7 +283,7 @@ func buildClasses(rs []*restaurant, rnd *rand.Rand, first, last time.Time, n int
 	return out
 }
 
-func reportOrders(w io.Writer, importLine string, orders int64, f ordersFlags, classes []*class) {
+func reportOrders(w io.Writer, importLine string, orders int64, f benchFlags, classes []*class) {
 	host, _ := os.Hostname()
 	fmt.Fprintf(w, "\nOrders at %.1fM (%s, %d CPUs)\n%s\n\n", float64(orders)/1e6, host, numCPU(), importLine)
 	fmt.Fprintf(w, "%d sequential requests per class and target (after %d unmeasured; each request at both, alternating which goes first),\n"+
@@ -508,11 +385,12 @@ func countOrders(ctx context.Context, dbURL string) (int64, error) {
 	return n, err
 }
 
-// benchToken runs the OAuth flow for the bench organization's administrator.
-func benchToken(ctx context.Context, bin, base, org string) (string, error) {
+// benchToken runs the OAuth flow for the bench organization's administrator,
+// asking for the given scopes.
+func benchToken(ctx context.Context, bin, base, org, scopes string) (string, error) {
 	out, err := exec.CommandContext(ctx, filepath.Join(bin, "partnerctl"), "token", "--base-url", base,
 		"--email", seed.AdminEmail, "--password", seed.DemoPassword, "--client-id", seed.DemoClientID,
-		"--organization", org, "--scope", "svc.restaurant.read svc.organization.read svc.orders.read", "--json").Output()
+		"--organization", org, "--scope", scopes, "--json").Output()
 	if err != nil {
 		var ee *exec.ExitError
 		if errors.As(err, &ee) {
