@@ -187,4 +187,3 @@ func (r *Relay) listenOnce(ctx context.Context, wake chan<- struct{}) error {
 		}
 	})
 }
-
