@@ -22,6 +22,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/pressly/goose/v3"
 	"gorm.io/gorm"
 )
@@ -119,6 +120,36 @@ func Record(tx *gorm.DB, events ...Event) error {
 		}
 	}
 	return tx.Exec(`SELECT pg_notify(?, current_schema())`, Channel).Error
+}
+
+// RecordPgx is Record for a caller whose transaction is a pgx.Tx (a writer
+// that needs COPY, which gorm cannot do); the events go in with one COPY.
+func RecordPgx(ctx context.Context, tx pgx.Tx, events ...Event) error {
+	if len(events) == 0 {
+		return nil
+	}
+	var last int64
+	if err := tx.QueryRow(ctx, `UPDATE outbox_counter SET last_pos = last_pos + $1 RETURNING last_pos`, len(events)).Scan(&last); err != nil {
+		return fmt.Errorf("outbox counter: %w", err)
+	}
+	first := last - int64(len(events)) + 1
+	rows := make([][]any, len(events))
+	for i, e := range events {
+		data, err := encode(e.Data)
+		if err != nil {
+			return fmt.Errorf("outbox event %s: %w", e.Type, err)
+		}
+		id := e.ID
+		if id == "" {
+			id = NewID()
+		}
+		rows[i] = []any{first + int64(i), id, e.Type, e.RestaurantID, string(data)}
+	}
+	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"outbox_events"}, []string{"pos", "id", "type", "restaurant_id", "data"}, pgx.CopyFromRows(rows)); err != nil {
+		return fmt.Errorf("outbox copy: %w", err)
+	}
+	_, err := tx.Exec(ctx, `SELECT pg_notify($1, current_schema())`, Channel)
+	return err
 }
 
 func encode(v any) ([]byte, error) {

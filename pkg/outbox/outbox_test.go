@@ -16,6 +16,8 @@ import (
 	"testing/fstest"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
 	"gorm.io/gorm"
 
 	"partnerapi.dev/pkg/config"
@@ -346,5 +348,37 @@ func TestNewID(t *testing.T) {
 			t.Fatalf("id %s sorts before an earlier one %s", id, prev)
 		}
 		seen[id], prev = true, id
+	}
+}
+
+func TestRecordPgx(t *testing.T) {
+	db := openDB(t)
+	ctx := context.Background()
+	conn, err := db.SQL.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	err = conn.Raw(func(dc any) error {
+		pc := dc.(*stdlib.Conn).Conn()
+		if err := pgx.BeginFunc(ctx, pc, func(tx pgx.Tx) error {
+			if err := outbox.RecordPgx(ctx, tx, outbox.Event{Type: "a", RestaurantID: "r1"}); err != nil {
+				return err
+			}
+			return errors.New("stop")
+		}); err == nil {
+			t.Fatal("no error")
+		}
+		return pgx.BeginFunc(ctx, pc, func(tx pgx.Tx) error {
+			return outbox.RecordPgx(ctx, tx, outbox.Event{Type: "b", RestaurantID: "r1", Data: []int{1}}, outbox.Event{Type: "c", RestaurantID: "r2"})
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []outbox.Recorded
+	db.Gorm.Raw(`SELECT pos, id, type, restaurant_id, occurred_at, data FROM outbox_events ORDER BY pos`).Scan(&rows)
+	if len(rows) != 2 || rows[0].Pos != 1 || rows[0].Type != "b" || string(rows[0].Data) != `[1]` || rows[1].Pos != 2 || rows[1].Type != "c" {
+		t.Fatalf("recorded %+v", rows)
 	}
 }
