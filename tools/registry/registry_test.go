@@ -81,7 +81,7 @@ func TestParseRejects(t *testing.T) {
 	for _, tc := range []struct{ name, old, new, want string }{
 		{"unknown field", `"database": true,`, `"databse": true,`, "unknown field"},
 		{"port taken twice", `"port": 8082`, `"port": 8081`, "port 8081 is also identity's"},
-		{"undeclared secret", `"CURSOR_KEY", "INGEST_TOKEN"]`, `"CURSOR_KEY", "NEW_KEY"]`, "secret NEW_KEY is not declared"},
+		{"undeclared secret", `"CURSOR_KEY", "INGEST_TOKEN", "EVENTS_TOKEN"]`, `"CURSOR_KEY", "INGEST_TOKEN", "NEW_KEY"]`, "secret NEW_KEY is not declared"},
 		{"no internal context keys", `["INTERNAL_CONTEXT_KEYS", "CURSOR_KEY"`, `["CURSOR_KEY"`, "every process needs INTERNAL_CONTEXT_KEYS"},
 		{"upstream service twice", `"service": "orders"`, `"service": "identity"`, `gateway service "identity" is also identity`},
 		{"command not named after the process", `"services/orders/cmd/orders"`, `"services/orders/cmd/orderd"`, "end in /orders"},
