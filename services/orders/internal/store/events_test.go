@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -96,3 +97,40 @@ func TestReplaceRecordsOrderEvents(t *testing.T) {
 }
 
 const rid = "00000000-0000-4000-8000-000000000001"
+
+// BenchmarkReplaceBatch replaces an import batch (2,000 orders, each
+// changed) with and without recording its events: the cost events add to
+// an import into a schema that holds orders.
+func BenchmarkReplaceBatch(b *testing.B) {
+	for _, withEvents := range []bool{false, true} {
+		name := "NoEvents"
+		if withEvents {
+			name = "Events"
+		}
+		b.Run(name, func(b *testing.B) {
+			s := openStore(b)
+			if withEvents {
+				s.EventData = api.OrderEventData
+			}
+			ctx := context.Background()
+			batch := make([]domain.Order, 2000)
+			for i := range batch {
+				batch[i] = sampleOrder(fmt.Sprintf("o%05d", i), "paid", "Soup", "Cake", "Tea")
+			}
+			if err := s.Replace(ctx, batch); err != nil {
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			for n := range b.N {
+				status := []string{"refunded", "paid"}[n%2]
+				for i := range batch {
+					batch[i].Status = status
+				}
+				if err := s.Replace(ctx, batch); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.N*len(batch))/b.Elapsed().Seconds(), "orders/s")
+		})
+	}
+}

@@ -16,7 +16,7 @@ import (
 	"partnerapi.dev/services/orders/migrations"
 )
 
-func openStore(t *testing.T) *store.Store {
+func openStore(t testing.TB) *store.Store {
 	t.Helper()
 	ctx := context.Background()
 	url := testenv.NewDatabase(t, "orders", database.MigrateURL("orders", migrations.FS, migrations.Go()...))
