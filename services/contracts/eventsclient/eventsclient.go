@@ -80,10 +80,11 @@ func Sender(baseURL string, token config.Secret, source string, client *http.Cli
 	}
 }
 
-// StartRelay forwards db's outbox in the background until ctx ends, when cfg
-// has a URL, and returns the closer that waits for it to stop (list it
-// before the database's closer).
+// StartRelay forwards db's outbox in the background, when cfg has a URL,
+// until ctx ends or the returned closer runs; the closer stops the relay and
+// waits for it (list it before the database's closer).
 func StartRelay(ctx context.Context, db *gorm.DB, cfg Config, source string) lifecycle.Closer {
+	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	if cfg.URL == "" {
 		slog.Info("EVENTS_URL is empty: events are recorded in the outbox but not forwarded")
@@ -96,6 +97,7 @@ func StartRelay(ctx context.Context, db *gorm.DB, cfg Config, source string) lif
 		}()
 	}
 	return lifecycle.Closer{Name: "outbox relay", Fn: func(stop context.Context) error {
+		cancel()
 		select {
 		case <-done:
 			return nil
