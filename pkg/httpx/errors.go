@@ -26,6 +26,7 @@ const (
 	CodeServiceUnavailable   = "service_unavailable"
 	CodeCapabilityDisabled   = "capability_disabled"
 	CodeUnsupportedMediaType = "unsupported_media_type"
+	CodeCursorExpired        = "cursor_expired"
 )
 
 // Error is an error that knows its HTTP answer. Message is shown to the caller
@@ -37,6 +38,10 @@ type Error struct {
 	Message     string
 	Description string
 	Header      map[string]string
+	// Fields are extra members of the envelope that tell the caller how to
+	// recover (e.g. oldestSeq of cursor_expired); they never replace the
+	// envelope's own members.
+	Fields map[string]any
 }
 
 func (e *Error) Error() string {
@@ -114,12 +119,33 @@ func WriteError(c *fiber.Ctx, err error) error {
 	for k, v := range e.Header {
 		c.Set(k, v)
 	}
-	return c.Status(e.Status).JSON(Envelope{
+	env := Envelope{
 		Error:            e.Code,
 		RequestID:        RequestID(c),
 		Message:          e.Message,
 		ErrorDescription: e.Description,
-	})
+	}
+	if len(e.Fields) == 0 {
+		return c.Status(e.Status).JSON(env)
+	}
+	body := make(map[string]any, len(e.Fields)+4)
+	for k, v := range e.Fields {
+		body[k] = v
+	}
+	body["error"], body["request_id"] = env.Error, env.RequestID
+	if env.Message != "" {
+		body["message"] = env.Message
+	}
+	if env.ErrorDescription != "" {
+		body["error_description"] = env.ErrorDescription
+	}
+	return c.Status(e.Status).JSON(body)
+}
+
+// CursorExpired answers 410 cursor_expired: the position asked for is older
+// than what is kept; fields say where the kept range starts.
+func CursorExpired(message string, fields map[string]any) *Error {
+	return &Error{Status: http.StatusGone, Code: CodeCursorExpired, Message: message, Fields: fields}
 }
 
 // FromKind is the one mapping from an error kind to an answer. declared is

@@ -3,6 +3,7 @@ package httpx_test
 import (
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/gofiber/fiber/v2"
@@ -51,5 +52,20 @@ func TestWriteErrorByKind(t *testing.T) {
 				t.Fatal("a kind became a 500")
 			}
 		})
+	}
+}
+
+// An error's recovery fields join the envelope; they never replace its
+// own members.
+func TestWriteErrorWithFields(t *testing.T) {
+	app := httpx.New(httpx.Options{Name: "test", NoTracing: true}, func(r fiber.Router) {
+		r.Get("/v1/feed", func(c *fiber.Ctx) error {
+			return httpx.CursorExpired("Read from after=11.", map[string]any{"oldestSeq": 12, "error": "forged", "request_id": "forged"})
+		})
+	})
+	resp, env, raw := do(t, app, "GET", "/v1/feed", "")
+	if resp.StatusCode != http.StatusGone || env.Error != httpx.CodeCursorExpired || env.Message != "Read from after=11." ||
+		env.RequestID == "" || env.RequestID == "forged" || !strings.Contains(string(raw), `"oldestSeq":12`) {
+		t.Fatalf("%d %s", resp.StatusCode, raw)
 	}
 }

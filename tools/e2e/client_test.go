@@ -88,17 +88,6 @@ func status(r response) int {
 	return r.StatusCode()
 }
 
-func unavailable(t *testing.T, op string, r response, err error, decoded func() *partnerclient.Error, code string) {
-	t.Helper()
-	if err != nil || r.StatusCode() != 503 {
-		t.Errorf("%s: %v %d", op, err, status(r))
-		return
-	}
-	if e := decoded(); e == nil || e.Error != code || e.RequestId == "" {
-		t.Errorf("%s: 503 envelope %+v, want %s", op, e, code)
-	}
-}
-
 func client(t *testing.T, sys *loadgen.Stack, token string) *partnerclient.ClientWithResponses {
 	t.Helper()
 	c, err := partnerclient.NewClientWithResponses(sys.Gateway, partnerclient.WithRequestEditorFn(func(_ context.Context, r *http.Request) error {

@@ -1071,7 +1071,7 @@ type DraftItemTarget struct {
 
 // Error The error envelope. Clients ignore codes they do not know.
 type Error struct {
-	// Error invalid_request, invalid_token, insufficient_scope, not_found, method_not_allowed, conflict, payload_too_large, rate_limited, service_unavailable, capability_disabled, internal_error, or a code added later.
+	// Error invalid_request, invalid_token, insufficient_scope, not_found, method_not_allowed, conflict, payload_too_large, rate_limited, service_unavailable, capability_disabled, cursor_expired, internal_error, or a code added later.
 	Error string `json:"error"`
 
 	// ErrorDescription Used by invalid_token and insufficient_scope.
@@ -1080,6 +1080,38 @@ type Error struct {
 	// Message What to change, in plain words.
 	Message   *string `json:"message,omitempty"`
 	RequestId string  `json:"request_id"`
+}
+
+// Event One event. `id` is unique and stays the same wherever the event is delivered.
+type Event struct {
+	// Data The resource as its read operation shows it (orders, refunds, corrections), or its ids and counts (menus, imports).
+	Data         map[string]interface{} `json:"data"`
+	Id           string                 `json:"id"`
+	RestaurantId Uuid                   `json:"restaurantId"`
+
+	// Seq The event's number in the restaurant's log.
+	Seq int64 `json:"seq"`
+
+	// Timestamp When the change committed.
+	Timestamp time.Time `json:"timestamp"`
+
+	// Type order.created, order.updated, order.refunded, refund_event.recorded, payment_correction.applied, payment_correction.undone, menu.created, menu.updated, menu.published, catalog_import.applied, or a type added later.
+	Type string `json:"type"`
+}
+
+// EventPage defines model for EventPage.
+type EventPage struct {
+	Events  []Event `json:"events"`
+	HasMore bool    `json:"hasMore"`
+
+	// HeadSeq The restaurant's last number (0 before any event).
+	HeadSeq int64 `json:"headSeq"`
+
+	// NextAfter The last number looked at: the next call's `after`.
+	NextAfter int64 `json:"nextAfter"`
+
+	// OldestSeq The oldest number kept; headSeq + 1 when none is.
+	OldestSeq int64 `json:"oldestSeq"`
 }
 
 // ImportCounts What an import creates. `menus` is the menu the import lands in (1), `newMenus` 1 for a new
@@ -1651,6 +1683,20 @@ type CapabilityDisabled = Error
 // Conflict The error envelope. Clients ignore codes they do not know.
 type Conflict = Error
 
+// CursorExpired defines model for CursorExpired.
+type CursorExpired struct {
+	// Error invalid_request, invalid_token, insufficient_scope, not_found, method_not_allowed, conflict, payload_too_large, rate_limited, service_unavailable, capability_disabled, cursor_expired, internal_error, or a code added later.
+	Error string `json:"error"`
+
+	// ErrorDescription Used by invalid_token and insufficient_scope.
+	ErrorDescription *string `json:"error_description,omitempty"`
+
+	// Message What to change, in plain words.
+	Message   *string `json:"message,omitempty"`
+	OldestSeq int64   `json:"oldestSeq"`
+	RequestId string  `json:"request_id"`
+}
+
 // Forbidden The error envelope. Clients ignore codes they do not know.
 type Forbidden = Error
 
@@ -1763,6 +1809,24 @@ type PlanCatalogImportParams struct {
 
 // GetCatalogImportTargetParams defines parameters for GetCatalogImportTarget.
 type GetCatalogImportTargetParams struct {
+	// OrganizationId An `organizationId` from `GET /v1/organizations`. Required when the authorization covers more
+	// than one organization; optional for a one-organization grant; may be omitted under a
+	// restaurant authorization (if given it must be the restaurant's organization).
+	OrganizationId *OrganizationId `form:"organization_id,omitempty" json:"organization_id,omitempty"`
+}
+
+// ListRestaurantEventsParams defines parameters for ListRestaurantEvents.
+type ListRestaurantEventsParams struct {
+	// After The last sequence number read; 0 (default) reads from the start.
+	After *int64 `form:"after,omitempty" json:"after,omitempty"`
+	Limit *int   `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// Types Comma-separated event types, exact (`order.created`) or by prefix (`order.*`); at most 20.
+	Types *string `form:"types,omitempty" json:"types,omitempty"`
+
+	// Wait Seconds to wait for a new event when there is none after `after`.
+	Wait *int `form:"wait,omitempty" json:"wait,omitempty"`
+
 	// OrganizationId An `organizationId` from `GET /v1/organizations`. Required when the authorization covers more
 	// than one organization; optional for a one-organization grant; may be omitted under a
 	// restaurant authorization (if given it must be the restaurant's organization).
@@ -2325,6 +2389,24 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/restaurants/{restaurantId}/catalog-import/targets/{menuId} (the `GetCatalogImportTarget` operationId).
 	GetCatalogImportTarget(ctx context.Context, restaurantId RestaurantId, menuId MenuId, params *GetCatalogImportTargetParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ListRestaurantEvents Read the restaurant's events after a sequence number
+	//
+	// Each restaurant's events are numbered 1, 2, 3 … with no holes, in the order their changes
+	// committed; once the feed has returned N, nothing below N appears later. Pass the last
+	// `nextAfter` (or the last `seq` applied) as `after`. Events whose type the authorization's
+	// scopes cannot read, or that `types` does not select, are skipped, but `nextAfter` is the last
+	// number looked at, so readers always advance. `hasMore` is true while `headSeq > nextAfter`.
+	// With `wait` and nothing after `after` yet, the answer waits up to `wait` seconds for a new
+	// event. Events are kept 30 days: an `after` below `oldestSeq - 1` answers 410
+	// `cursor_expired` with `oldestSeq`; read the current state from the other operations, then
+	// continue from `oldestSeq - 1`. Each event needs the scopes of the operation that reads its
+	// resource: `order.*` those of order search, `refund_event.recorded` those of listing refunds,
+	// `payment_correction.*` those of the payment correction workspace, `menu.*` those of listing
+	// menus, `catalog_import.applied` those of catalog import.
+	//
+	// Corresponds with GET /v1/restaurants/{restaurantId}/events (the `ListRestaurantEvents` operationId).
+	ListRestaurantEvents(ctx context.Context, restaurantId RestaurantId, params *ListRestaurantEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListMenus List menus and the current POS and online selection
 	//
 	// Menus sorted by name, then id.
@@ -2773,6 +2855,34 @@ func (c *Client) PlanCatalogImport(ctx context.Context, restaurantId RestaurantI
 // Corresponds with GET /v1/restaurants/{restaurantId}/catalog-import/targets/{menuId} (the `GetCatalogImportTarget` operationId).
 func (c *Client) GetCatalogImportTarget(ctx context.Context, restaurantId RestaurantId, menuId MenuId, params *GetCatalogImportTargetParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetCatalogImportTargetRequest(c.Server, restaurantId, menuId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListRestaurantEvents Read the restaurant's events after a sequence number
+//
+// Each restaurant's events are numbered 1, 2, 3 … with no holes, in the order their changes
+// committed; once the feed has returned N, nothing below N appears later. Pass the last
+// `nextAfter` (or the last `seq` applied) as `after`. Events whose type the authorization's
+// scopes cannot read, or that `types` does not select, are skipped, but `nextAfter` is the last
+// number looked at, so readers always advance. `hasMore` is true while `headSeq > nextAfter`.
+// With `wait` and nothing after `after` yet, the answer waits up to `wait` seconds for a new
+// event. Events are kept 30 days: an `after` below `oldestSeq - 1` answers 410
+// `cursor_expired` with `oldestSeq`; read the current state from the other operations, then
+// continue from `oldestSeq - 1`. Each event needs the scopes of the operation that reads its
+// resource: `order.*` those of order search, `refund_event.recorded` those of listing refunds,
+// `payment_correction.*` those of the payment correction workspace, `menu.*` those of listing
+// menus, `catalog_import.applied` those of catalog import.
+//
+// Corresponds with GET /v1/restaurants/{restaurantId}/events (the `ListRestaurantEvents` operationId).
+func (c *Client) ListRestaurantEvents(ctx context.Context, restaurantId RestaurantId, params *ListRestaurantEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListRestaurantEventsRequest(c.Server, restaurantId, params)
 	if err != nil {
 		return nil, err
 	}
@@ -3690,6 +3800,115 @@ func NewGetCatalogImportTargetRequest(server string, restaurantId RestaurantId, 
 		// styled parameters, preserving literal commas as delimiters
 		// per the OpenAPI spec (e.g. "color=blue,black,brown").
 		var rawQueryFragments []string
+
+		if params.OrganizationId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "organization_id", *params.OrganizationId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: "uuid"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewListRestaurantEventsRequest constructs an http.Request for the ListRestaurantEvents method
+func NewListRestaurantEventsRequest(server string, restaurantId RestaurantId, params *ListRestaurantEventsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "restaurantId", restaurantId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: "uuid"})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/restaurants/%s/events", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.After != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "after", *params.After, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int64"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Types != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "types", *params.Types, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Wait != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "wait", *params.Wait, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
 
 		if params.OrganizationId != nil {
 
@@ -5342,6 +5561,26 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/restaurants/{restaurantId}/catalog-import/targets/{menuId} (the `GetCatalogImportTarget` operationId).
 	GetCatalogImportTargetWithResponse(ctx context.Context, restaurantId RestaurantId, menuId MenuId, params *GetCatalogImportTargetParams, reqEditors ...RequestEditorFn) (*GetCatalogImportTargetResponse, error)
+
+	// ListRestaurantEventsWithResponse Read the restaurant's events after a sequence number
+	//
+	// Each restaurant's events are numbered 1, 2, 3 … with no holes, in the order their changes
+	// committed; once the feed has returned N, nothing below N appears later. Pass the last
+	// `nextAfter` (or the last `seq` applied) as `after`. Events whose type the authorization's
+	// scopes cannot read, or that `types` does not select, are skipped, but `nextAfter` is the last
+	// number looked at, so readers always advance. `hasMore` is true while `headSeq > nextAfter`.
+	// With `wait` and nothing after `after` yet, the answer waits up to `wait` seconds for a new
+	// event. Events are kept 30 days: an `after` below `oldestSeq - 1` answers 410
+	// `cursor_expired` with `oldestSeq`; read the current state from the other operations, then
+	// continue from `oldestSeq - 1`. Each event needs the scopes of the operation that reads its
+	// resource: `order.*` those of order search, `refund_event.recorded` those of listing refunds,
+	// `payment_correction.*` those of the payment correction workspace, `menu.*` those of listing
+	// menus, `catalog_import.applied` those of catalog import.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/restaurants/{restaurantId}/events (the `ListRestaurantEvents` operationId).
+	ListRestaurantEventsWithResponse(ctx context.Context, restaurantId RestaurantId, params *ListRestaurantEventsParams, reqEditors ...RequestEditorFn) (*ListRestaurantEventsResponse, error)
 
 	// ListMenusWithResponse List menus and the current POS and online selection
 	//
@@ -7010,6 +7249,193 @@ func (r GetCatalogImportTargetResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetCatalogImportTargetResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListRestaurantEventsResponse200Headers the declared response headers of an HTTP 200 response for ListRestaurantEvents
+type ListRestaurantEventsResponse200Headers struct {
+	Deprecation     *string
+	Link            *string
+	RateLimit       *string
+	RateLimitPolicy string
+	Sunset          *string
+	XRequestId      string
+}
+
+// ListRestaurantEventsResponse400Headers the declared response headers of an HTTP 400 response for ListRestaurantEvents
+type ListRestaurantEventsResponse400Headers struct {
+	RateLimit       *string
+	RateLimitPolicy string
+	XRequestId      string
+}
+
+// ListRestaurantEventsResponse401Headers the declared response headers of an HTTP 401 response for ListRestaurantEvents
+type ListRestaurantEventsResponse401Headers struct {
+	RateLimitPolicy string
+	WWWAuthenticate *string
+	XRequestId      string
+}
+
+// ListRestaurantEventsResponse403Headers the declared response headers of an HTTP 403 response for ListRestaurantEvents
+type ListRestaurantEventsResponse403Headers struct {
+	RateLimit       *string
+	RateLimitPolicy string
+	WWWAuthenticate *string
+	XRequestId      string
+}
+
+// ListRestaurantEventsResponse404Headers the declared response headers of an HTTP 404 response for ListRestaurantEvents
+type ListRestaurantEventsResponse404Headers struct {
+	RateLimit       *string
+	RateLimitPolicy string
+	XRequestId      string
+}
+
+// ListRestaurantEventsResponse405Headers the declared response headers of an HTTP 405 response for ListRestaurantEvents
+type ListRestaurantEventsResponse405Headers struct {
+	Allow           string
+	RateLimitPolicy string
+	XRequestId      string
+}
+
+// ListRestaurantEventsResponse410Headers the declared response headers of an HTTP 410 response for ListRestaurantEvents
+type ListRestaurantEventsResponse410Headers struct {
+	RateLimit       *string
+	RateLimitPolicy string
+	XRequestId      string
+}
+
+// ListRestaurantEventsResponse429Headers the declared response headers of an HTTP 429 response for ListRestaurantEvents
+type ListRestaurantEventsResponse429Headers struct {
+	RateLimit       *string
+	RateLimitPolicy string
+	RetryAfter      string
+	XRequestId      string
+}
+
+// ListRestaurantEventsResponse503Headers the declared response headers of an HTTP 503 response for ListRestaurantEvents
+type ListRestaurantEventsResponse503Headers struct {
+	RateLimit       *string
+	RateLimitPolicy string
+	XRequestId      string
+}
+
+type ListRestaurantEventsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Data EventPage `json:"data"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *Unauthorized
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Forbidden
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON405 the response for an HTTP 405 `application/json` response
+	JSON405 *MethodNotAllowed
+	// JSON410 the response for an HTTP 410 `application/json` response
+	JSON410 *CursorExpired
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *RateLimited
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *ServiceUnavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListRestaurantEventsResponse200Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ListRestaurantEventsResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *ListRestaurantEventsResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *ListRestaurantEventsResponse403Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *ListRestaurantEventsResponse404Headers
+	// Headers405 the parsed response headers for an HTTP 405 response
+	Headers405 *ListRestaurantEventsResponse405Headers
+	// Headers410 the parsed response headers for an HTTP 410 response
+	Headers410 *ListRestaurantEventsResponse410Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListRestaurantEventsResponse429Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListRestaurantEventsResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListRestaurantEventsResponse) GetJSON200() *struct {
+	Data EventPage `json:"data"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListRestaurantEventsResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r ListRestaurantEventsResponse) GetJSON401() *Unauthorized {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r ListRestaurantEventsResponse) GetJSON403() *Forbidden {
+	return r.JSON403
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ListRestaurantEventsResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON405 returns the response for an HTTP 405 `application/json` response
+func (r ListRestaurantEventsResponse) GetJSON405() *MethodNotAllowed {
+	return r.JSON405
+}
+
+// GetJSON410 returns the response for an HTTP 410 `application/json` response
+func (r ListRestaurantEventsResponse) GetJSON410() *CursorExpired {
+	return r.JSON410
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListRestaurantEventsResponse) GetJSON429() *RateLimited {
+	return r.JSON429
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListRestaurantEventsResponse) GetJSON503() *ServiceUnavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r ListRestaurantEventsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListRestaurantEventsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListRestaurantEventsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListRestaurantEventsResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -10431,6 +10857,32 @@ func (c *ClientWithResponses) GetCatalogImportTargetWithResponse(ctx context.Con
 	return ParseGetCatalogImportTargetResponse(rsp)
 }
 
+// ListRestaurantEventsWithResponse Read the restaurant's events after a sequence number
+//
+// Each restaurant's events are numbered 1, 2, 3 … with no holes, in the order their changes
+// committed; once the feed has returned N, nothing below N appears later. Pass the last
+// `nextAfter` (or the last `seq` applied) as `after`. Events whose type the authorization's
+// scopes cannot read, or that `types` does not select, are skipped, but `nextAfter` is the last
+// number looked at, so readers always advance. `hasMore` is true while `headSeq > nextAfter`.
+// With `wait` and nothing after `after` yet, the answer waits up to `wait` seconds for a new
+// event. Events are kept 30 days: an `after` below `oldestSeq - 1` answers 410
+// `cursor_expired` with `oldestSeq`; read the current state from the other operations, then
+// continue from `oldestSeq - 1`. Each event needs the scopes of the operation that reads its
+// resource: `order.*` those of order search, `refund_event.recorded` those of listing refunds,
+// `payment_correction.*` those of the payment correction workspace, `menu.*` those of listing
+// menus, `catalog_import.applied` those of catalog import.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/restaurants/{restaurantId}/events (the `ListRestaurantEvents` operationId).
+func (c *ClientWithResponses) ListRestaurantEventsWithResponse(ctx context.Context, restaurantId RestaurantId, params *ListRestaurantEventsParams, reqEditors ...RequestEditorFn) (*ListRestaurantEventsResponse, error) {
+	rsp, err := c.ListRestaurantEvents(ctx, restaurantId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListRestaurantEventsResponse(rsp)
+}
+
 // ListMenusWithResponse List menus and the current POS and online selection
 //
 // Menus sorted by name, then id.
@@ -13278,6 +13730,344 @@ func ParseGetCatalogImportTargetResponse(rsp *http.Response) (*GetCatalogImportT
 		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers GetCatalogImportTargetResponse503Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListRestaurantEventsResponse parses an HTTP response from a ListRestaurantEventsWithResponse call
+func ParseListRestaurantEventsResponse(rsp *http.Response) (*ListRestaurantEventsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListRestaurantEventsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Data EventPage `json:"data"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest Unauthorized
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Forbidden
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest MethodNotAllowed
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON405 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 410:
+		var dest CursorExpired
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON410 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest RateLimited
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest ServiceUnavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListRestaurantEventsResponse200Headers
+		if values := rsp.Header.Values("Deprecation"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Deprecation", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Deprecation = &value
+		}
+		if values := rsp.Header.Values("Link"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Link", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Link = &value
+		}
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = value
+		}
+		if values := rsp.Header.Values("Sunset"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Sunset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Sunset = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 400:
+		var headers ListRestaurantEventsResponse400Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers ListRestaurantEventsResponse401Headers
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = value
+		}
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers ListRestaurantEventsResponse403Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = value
+		}
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 404:
+		var headers ListRestaurantEventsResponse404Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 405:
+		var headers ListRestaurantEventsResponse405Headers
+		if values := rsp.Header.Values("Allow"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Allow", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Allow = value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers405 = &headers
+	case rsp.StatusCode == 410:
+		var headers ListRestaurantEventsResponse410Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers410 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListRestaurantEventsResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		if values := rsp.Header.Values("X-Request-Id"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Request-Id", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XRequestId = value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListRestaurantEventsResponse503Headers
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {

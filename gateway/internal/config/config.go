@@ -32,6 +32,7 @@ type Config struct {
 	AccountingURL    string `env:"ACCOUNTING_URL"`
 	MenusURL         string `env:"MENUS_URL"`
 	CatalogImportURL string `env:"CATALOG_IMPORT_URL"`
+	EventsURL        string `env:"EVENTS_URL"`
 
 	RateLimitPerMinute       int `env:"RATE_LIMIT_PER_MINUTE, default=60"`
 	UnauthRateLimitPerMinute int `env:"UNAUTH_RATE_LIMIT_PER_MINUTE, default=300"`
@@ -74,7 +75,7 @@ func (c *Config) Validate() error {
 	if c.TokenIssuer == "" {
 		c.TokenIssuer = c.PublicBaseURL
 	}
-	for name, v := range map[string]*string{"IDENTITY_URL": &c.IdentityURL, "ORDERS_URL": &c.OrdersURL, "ACCOUNTING_URL": &c.AccountingURL, "MENUS_URL": &c.MenusURL, "CATALOG_IMPORT_URL": &c.CatalogImportURL} {
+	for name, v := range map[string]*string{"IDENTITY_URL": &c.IdentityURL, "ORDERS_URL": &c.OrdersURL, "ACCOUNTING_URL": &c.AccountingURL, "MENUS_URL": &c.MenusURL, "CATALOG_IMPORT_URL": &c.CatalogImportURL, "EVENTS_URL": &c.EventsURL} {
 		*v = strings.TrimRight(*v, "/")
 		if *v == "" {
 			continue

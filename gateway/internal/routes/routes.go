@@ -20,7 +20,18 @@ const (
 	Accounting    Service = "accounting"
 	Menus         Service = "menus"
 	CatalogImport Service = "catalogimport"
+	Events        Service = "events"
 )
+
+// MaxWait is how long a service may hold a request on purpose before
+// answering (the events feed's long poll, wait ≤ 30 s); the gateway adds it
+// to its upstream timeout for that service.
+func (s Service) MaxWait() time.Duration {
+	if s == Events {
+		return 30 * time.Second
+	}
+	return 0
+}
 
 // Deprecation marks a retiring operation; every response of it then carries
 // Deprecation, Sunset and Link headers.
@@ -124,6 +135,10 @@ func Table(ns NamingSet) []Operation {
 		rest("getCatalogImportTarget", "GET", "/catalog-import/targets/{"+menuID+"}", CatalogImport, false, catalog, menuID),
 		rest("planCatalogImport", "POST", "/catalog-import/plan", CatalogImport, true, catalog),
 		rest("applyCatalogImport", "POST", "/catalog-import/apply", CatalogImport, true, catalog),
+
+		// Our extension: the restaurant's numbered event log. Reading it
+		// needs the restaurant; each event's own scopes filter what it shows.
+		rest("listRestaurantEvents", "GET", "/events", Events, false, read),
 	}
 	for i := range ops {
 		if ops[i].ID == "getOrder" {

@@ -321,6 +321,7 @@ func newEnv(t testing.TB) *env {
 		"ACCOUNTING_URL":               svc.srv.URL,
 		"MENUS_URL":                    svc.srv.URL,
 		"CATALOG_IMPORT_URL":           svc.srv.URL,
+		"EVENTS_URL":                   svc.srv.URL,
 		"RATE_LIMIT_PER_MINUTE":        "100000",
 		"UNAUTH_RATE_LIMIT_PER_MINUTE": "100000",
 		"GRANT_CACHE_TTL":              "0s",

@@ -111,7 +111,7 @@ func New(cfg config.Config, deps Deps) (*fiber.App, *Gateway, error) {
 	g.upstreams = map[routes.Service]*proxy.Upstream{routes.Identity: g.identity}
 	for svc, base := range upstreamURLs(cfg) {
 		if base != "" && svc != routes.Identity {
-			g.upstreams[svc] = proxy.New(string(svc), base, cfg.UpstreamConnectTimeout, cfg.UpstreamTimeout)
+			g.upstreams[svc] = proxy.New(string(svc), base, cfg.UpstreamConnectTimeout, cfg.UpstreamTimeout+svc.MaxWait())
 		}
 	}
 	g.verifier = auth.NewVerifier(auth.Options{JWKSURL: cfg.IdentityURL + "/oauth2/jwks", Issuer: cfg.TokenIssuer, Audience: cfg.TokenAudience, Client: g.identity.Client()})
@@ -485,6 +485,7 @@ func upstreamURLs(cfg config.Config) map[routes.Service]string {
 		routes.Accounting:    cfg.AccountingURL,
 		routes.Menus:         cfg.MenusURL,
 		routes.CatalogImport: cfg.CatalogImportURL,
+		routes.Events:        cfg.EventsURL,
 	}
 }
 

@@ -452,6 +452,24 @@ func TestUpstreamTimeoutAnswers503(t *testing.T) {
 	}
 }
 
+// The events feed holds a long poll up to 30 s on purpose: its upstream
+// waits that long beyond UPSTREAM_TIMEOUT, other services do not.
+func TestEventsLongPollOutlastsTheUpstreamTimeout(t *testing.T) {
+	e := newEnv(t)
+	slow := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(700 * time.Millisecond)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"data":{"events":[],"nextAfter":0,"hasMore":false,"headSeq":0,"oldestSeq":1}}`))
+	})
+	e.vars["EVENTS_URL"] = slow.srv.URL
+	e.vars["UPSTREAM_TIMEOUT"] = "200ms"
+	g := e.start(nil, "")
+	tok := e.id.token(t, tokenOpts{})
+	if r := g.do(t, "GET", "/v1/restaurants/"+restA+"/events?wait=1", tok, nil); r.status != 200 {
+		t.Errorf("long poll: %d %s", r.status, r.body)
+	}
+}
+
 func TestUpstreamAnswersPassThrough(t *testing.T) {
 	e := newEnv(t)
 	up := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {

@@ -1,0 +1,41 @@
+package api_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"strings"
+	"testing"
+
+	"partnerapi.dev/pkg/config"
+	"partnerapi.dev/pkg/database"
+	"partnerapi.dev/pkg/internalctx"
+	"partnerapi.dev/services/contracts"
+	"partnerapi.dev/services/events/internal/api"
+	"partnerapi.dev/services/events/internal/store"
+)
+
+// With the database unreachable, the feed answers 503 service_unavailable
+// (a long poll too, at once) and an append 503 capability_disabled, with no
+// internals in the body.
+func TestDatabaseUnavailable(t *testing.T) {
+	ctx := context.Background()
+	db, err := database.Open(ctx, database.Config{URL: config.Secret("postgres://postgres@127.0.0.1:1/none?sslmode=disable&connect_timeout=2")}, "events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close(ctx)
+	keys, _ := internalctx.ParseKeys("k1:" + base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{7}, 32)))
+	h := &api.Handlers{Repo: &store.Store{DB: db.Gorm}, Notify: &store.Listener{}, Keys: keys, Token: token}
+	e := &env{t: t, app: h.App(nil), keys: keys}
+	for _, q := range []string{"", "?wait=5"} {
+		r, _ := e.feed("/v1/restaurants/"+restA+"/events"+q, allScopes)
+		if r.status != 503 || r.json(t)["error"] != "service_unavailable" {
+			t.Fatalf("feed%s: %d %s", q, r.status, r.body)
+		}
+	}
+	r := e.appendRaw(token, contracts.EventAppend{Source: "orders", Events: []contracts.EventRecord{ev(restA, contracts.EventOrderCreated)}})
+	if r.status != 503 || r.json(t)["error"] != "capability_disabled" || strings.Contains(string(r.body), "127.0.0.1") {
+		t.Fatalf("append: %d %s", r.status, r.body)
+	}
+}
