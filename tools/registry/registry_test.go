@@ -81,15 +81,15 @@ func TestParseRejects(t *testing.T) {
 	for _, tc := range []struct{ name, old, new, want string }{
 		{"unknown field", `"database": true,`, `"databse": true,`, "unknown field"},
 		{"port taken twice", `"port": 8082`, `"port": 8081`, "port 8081 is also identity's"},
-		{"undeclared secret", `"CURSOR_KEY", "INGEST_TOKEN"]`, `"CURSOR_KEY", "NEW_KEY"]`, "secret NEW_KEY is not declared"},
+		{"undeclared secret", `"CURSOR_KEY", "INGEST_TOKEN", "EVENTS_TOKEN"]`, `"CURSOR_KEY", "INGEST_TOKEN", "NEW_KEY"]`, "secret NEW_KEY is not declared"},
 		{"no internal context keys", `["INTERNAL_CONTEXT_KEYS", "CURSOR_KEY"`, `["CURSOR_KEY"`, "every process needs INTERNAL_CONTEXT_KEYS"},
 		{"upstream service twice", `"service": "orders"`, `"service": "identity"`, `gateway service "identity" is also identity`},
 		{"command not named after the process", `"services/orders/cmd/orders"`, `"services/orders/cmd/orderd"`, "end in /orders"},
 		{"upstream that needs Kubernetes", `"port": 8082,`, `"port": 8082, "kubernetes": true,`, "a process that needs Kubernetes cannot be"},
 		{"call to a process declared later", `"port": 8081,`, `"port": 8081, "calls": ["orders"],`, `calls "orders", which is not a process declared before it`},
-		{"call to an unknown process", `"calls": ["menus"]`, `"calls": ["kitchen"]`, `calls "kitchen", which is not a process declared before it`},
-		{"call to a process that is not an upstream", `"calls": ["menus"]`, `"calls": ["partneroperator"]`, `calls "partneroperator", which is not an upstream`},
-		{"call to itself", `"port": 8082,`, `"port": 8082, "calls": ["orders"],`, `calls "orders", which is not a process declared before it`},
+		{"call to an unknown process", `"calls": ["menus", "events"]`, `"calls": ["kitchen", "events"]`, `calls "kitchen", which is not a process declared before it`},
+		{"call to a process that is not an upstream", `"calls": ["menus", "events"]`, `"calls": ["partneroperator", "events"]`, `calls "partneroperator", which is not an upstream`},
+		{"call to itself", `"calls": ["events"],`, `"calls": ["orders"],`, `calls "orders", which is not a process declared before it`},
 		{"bad url variable", `"urlEnv": "ORDERS_URL"`, `"urlEnv": "ORDERS"`, "upstream needs a service and a urlEnv"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -110,14 +110,18 @@ func TestParseRejects(t *testing.T) {
 
 func TestCallsNameTheCalleesURL(t *testing.T) {
 	raw, _ := os.ReadFile(FileName)
-	src := strings.Replace(string(raw), `"port": 8082,`, `"port": 8082, "calls": ["identity"],`, 1)
+	src := strings.Replace(string(raw), `"calls": ["events"],`, `"calls": ["identity", "events"],`, 1)
+	if src == string(raw) {
+		t.Fatal(`processes.json no longer contains "calls": ["events"]: update this test`)
+	}
 	r, err := Parse([]byte(src))
 	if err != nil {
 		t.Fatal(err)
 	}
 	orders, _ := r.Get("orders")
 	callees := r.Callees(orders)
-	if len(callees) != 1 || callees[0].Name != "identity" || callees[0].Upstream.URLEnv != "IDENTITY_URL" {
-		t.Fatalf("callees of orders = %+v, want identity (IDENTITY_URL)", callees)
+	if len(callees) != 2 || callees[0].Name != "identity" || callees[0].Upstream.URLEnv != "IDENTITY_URL" ||
+		callees[1].Name != "events" || callees[1].Upstream.URLEnv != "EVENTS_URL" {
+		t.Fatalf("callees of orders = %+v, want identity (IDENTITY_URL) and events (EVENTS_URL)", callees)
 	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/pressly/goose/v3"
 	"partnerapi.dev/pkg/idempotency"
+	"partnerapi.dev/pkg/outbox"
 )
 
 // FS is the embedded migration files.
@@ -15,4 +16,6 @@ import (
 var FS embed.FS
 
 // Go returns the Go migrations applied with FS.
-func Go() []*goose.Migration { return []*goose.Migration{idempotency.Migration(2)} }
+func Go() []*goose.Migration {
+	return []*goose.Migration{idempotency.Migration(2), outbox.Migration(3)}
+}

@@ -1,5 +1,6 @@
 // Package migrations holds the catalogimport schema as numbered goose SQL
-// files; the idempotency key table joins them as Go migration 2 (All).
+// files; the idempotency key table and the event outbox join them as Go
+// migrations 2 and 3.
 package migrations
 
 import (
@@ -8,6 +9,7 @@ import (
 	"github.com/pressly/goose/v3"
 
 	"partnerapi.dev/pkg/idempotency"
+	"partnerapi.dev/pkg/outbox"
 )
 
 // FS is the embedded migration files.
@@ -15,5 +17,8 @@ import (
 //go:embed *.sql
 var FS embed.FS
 
-// Go are the migrations written in Go: the shared idempotency key table.
-func Go() []*goose.Migration { return []*goose.Migration{idempotency.Migration(2)} }
+// Go are the migrations written in Go: the shared idempotency key table
+// and the event outbox.
+func Go() []*goose.Migration {
+	return []*goose.Migration{idempotency.Migration(2), outbox.Migration(3)}
+}

@@ -1,5 +1,6 @@
 // Package migrations holds the menus schema as numbered goose SQL files plus
-// the idempotency key table (a Go migration of pkg/idempotency).
+// the idempotency key table and the event outbox (Go migrations of
+// pkg/idempotency and pkg/outbox).
 package migrations
 
 import (
@@ -7,6 +8,7 @@ import (
 
 	"github.com/pressly/goose/v3"
 	"partnerapi.dev/pkg/idempotency"
+	"partnerapi.dev/pkg/outbox"
 )
 
 // FS is the embedded migration files.
@@ -15,4 +17,6 @@ import (
 var FS embed.FS
 
 // Go are the migrations written in Go, applied with FS.
-func Go() []*goose.Migration { return []*goose.Migration{idempotency.Migration(2)} }
+func Go() []*goose.Migration {
+	return []*goose.Migration{idempotency.Migration(2), outbox.Migration(3)}
+}

@@ -30,6 +30,7 @@ import (
 	"partnerapi.dev/services/accounting/internal/domain"
 	"partnerapi.dev/services/accounting/internal/store"
 	"partnerapi.dev/services/accounting/migrations"
+	"partnerapi.dev/services/contracts/eventsclient"
 )
 
 func main() { lifecycle.Main(run) }
@@ -65,10 +66,12 @@ func serve(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	relay := eventsclient.StartRelay(ctx, db.Gorm, cfg.Events, "accounting")
 	svc := &domain.Service{Repo: &store.Store{DB: db.Gorm}}
 	h := &api.Handlers{Service: svc, Cursors: cursor.New(cursorKey), Keys: keys, IngestToken: cfg.IngestToken.Reveal()}
 	ready := []httpx.Check{{Name: "database", Fn: db.Ping}}
 	return lifecycle.Serve(ctx, []lifecycle.Listener{{App: h.App(ready), Addr: cfg.HTTPAddr}, {App: api.Internal(ready, tel.Handler()), Addr: cfg.InternalHTTPAddr}},
+		relay,
 		lifecycle.Closer{Name: "database", Fn: db.Close},
 		lifecycle.Closer{Name: "telemetry", Fn: tel.Shutdown})
 }

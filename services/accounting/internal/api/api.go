@@ -149,28 +149,15 @@ type refundCursor struct {
 	ID   string `json:"i"`
 }
 
-type refundEventView struct {
-	RefundID             string                      `json:"refundId"`
-	RefundBusinessDate   bizdate.Date                `json:"refundBusinessDate"`
-	OccurredAt           time.Time                   `json:"occurredAt"`
-	Kind                 string                      `json:"kind"`
-	OrderID              *string                     `json:"orderId"`
-	OriginalBusinessDate *bizdate.Date               `json:"originalBusinessDate"`
-	MethodKey            string                      `json:"methodKey"`
-	AmountMinor          int64                       `json:"amountMinor"`
-	ReturnedLines        []contracts.ReturnedLine    `json:"returnedLines"`
-	AccountingImpact     *contracts.AccountingImpact `json:"accountingImpact"`
-}
-
 type refundPageView struct {
-	RestaurantID       string            `json:"restaurantId"`
-	Period             domain.Period     `json:"period"`
-	Policy             string            `json:"policy"`
-	Events             []refundEventView `json:"events"`
-	NextCursor         *string           `json:"nextCursor"`
-	Truncated          bool              `json:"truncated"`
-	LegacyTiming       bool              `json:"legacyTiming"`
-	IncompleteEvidence bool              `json:"incompleteEvidence"`
+	RestaurantID       string                   `json:"restaurantId"`
+	Period             domain.Period            `json:"period"`
+	Policy             string                   `json:"policy"`
+	Events             []domain.RefundEventView `json:"events"`
+	NextCursor         *string                  `json:"nextCursor"`
+	Truncated          bool                     `json:"truncated"`
+	LegacyTiming       bool                     `json:"legacyTiming"`
+	IncompleteEvidence bool                     `json:"incompleteEvidence"`
 }
 
 func (h *Handlers) refunds(c *fiber.Ctx) error {
@@ -207,12 +194,10 @@ func (h *Handlers) refunds(c *fiber.Ctx) error {
 		return err
 	}
 	out := refundPageView{RestaurantID: t.ID, Period: domain.Period{StartDate: rq.Start, EndDate: rq.End, TimeZone: t.TimeZone, DayStartHour: t.DayStartHour},
-		Policy: domain.RefundPolicy, Events: make([]refundEventView, len(page.Events)),
+		Policy: domain.RefundPolicy, Events: make([]domain.RefundEventView, len(page.Events)),
 		LegacyTiming: page.Flags.Legacy, IncompleteEvidence: page.Flags.Incomplete}
 	for i, e := range page.Events {
-		out.Events[i] = refundEventView{RefundID: e.ID, RefundBusinessDate: e.BusinessDate, OccurredAt: e.OccurredAt, Kind: e.Kind,
-			OrderID: e.OrderID, OriginalBusinessDate: e.OriginalBusinessDate, MethodKey: e.Method, AmountMinor: e.Amount,
-			ReturnedLines: e.ReturnedLines, AccountingImpact: e.Impact}
+		out.Events[i] = domain.ViewRefund(e)
 	}
 	if page.Next != nil {
 		next, err := h.Cursors.Encode(binding, refundCursor{Date: page.Next.Date.String(), At: page.Next.OccurredAt.UnixMicro(), ID: page.Next.ID})

@@ -9,6 +9,7 @@ import (
 	"partnerapi.dev/pkg/config"
 	"partnerapi.dev/pkg/database"
 	"partnerapi.dev/pkg/internalctx"
+	"partnerapi.dev/services/contracts/eventsclient"
 )
 
 // Database is what migrate and import need.
@@ -24,6 +25,7 @@ type Serve struct {
 	InternalContextKeys config.Secret `env:"INTERNAL_CONTEXT_KEYS, required"`
 	CursorKey           config.Secret `env:"CURSOR_KEY, required"`
 	IngestToken         config.Secret `env:"INGEST_TOKEN, required"`
+	Events              eventsclient.Config
 }
 
 // Validate checks the secrets' shapes.
@@ -37,7 +39,7 @@ func (c *Serve) Validate() error {
 	if len(c.IngestToken.Reveal()) < 16 {
 		return errors.New("INGEST_TOKEN must be at least 16 characters")
 	}
-	return nil
+	return c.Events.Validate()
 }
 
 // CursorKeyBytes decodes CURSOR_KEY (base64, at least 32 bytes).

@@ -244,6 +244,49 @@ type DayWriter interface {
 	// Append writes c to the ledger and moves the day's revision to
 	// c.RevisionID.
 	Append(ctx context.Context, c Correction) error
+	// Record records e in the service's outbox, in the write's
+	// transaction; called as the write's last step.
+	Record(ctx context.Context, e Event) error
+}
+
+// Event is a change partners are told about (docs/events.md).
+type Event struct {
+	Type         string
+	RestaurantID string
+	Data         any
+}
+
+// CorrectionEvent is what payment_correction.applied and .undone carry:
+// the write's result without the report.
+type CorrectionEvent struct {
+	RestaurantID   string       `json:"restaurantId"`
+	BatchID        string       `json:"batchId"`
+	RevisionID     string       `json:"revisionId"`
+	BusinessDate   bizdate.Date `json:"businessDate"`
+	SourceKind     string       `json:"sourceKind"`
+	SourceRecordID string       `json:"sourceRecordId"`
+}
+
+// RefundEventView is a refund event as the refunds page shows it, and what
+// refund_event.recorded carries.
+type RefundEventView struct {
+	RefundID             string                      `json:"refundId"`
+	RefundBusinessDate   bizdate.Date                `json:"refundBusinessDate"`
+	OccurredAt           time.Time                   `json:"occurredAt"`
+	Kind                 string                      `json:"kind"`
+	OrderID              *string                     `json:"orderId"`
+	OriginalBusinessDate *bizdate.Date               `json:"originalBusinessDate"`
+	MethodKey            string                      `json:"methodKey"`
+	AmountMinor          int64                       `json:"amountMinor"`
+	ReturnedLines        []contracts.ReturnedLine    `json:"returnedLines"`
+	AccountingImpact     *contracts.AccountingImpact `json:"accountingImpact"`
+}
+
+// ViewRefund gives a refund event its wire shape.
+func ViewRefund(e RefundEvent) RefundEventView {
+	return RefundEventView{RefundID: e.ID, RefundBusinessDate: e.BusinessDate, OccurredAt: e.OccurredAt, Kind: e.Kind,
+		OrderID: e.OrderID, OriginalBusinessDate: e.OriginalBusinessDate, MethodKey: e.Method, AmountMinor: e.Amount,
+		ReturnedLines: e.ReturnedLines, AccountingImpact: e.Impact}
 }
 
 // WriteRequest identifies an idempotent write.

@@ -16,6 +16,7 @@ import (
 
 	"partnerapi.dev/pkg/bizdate"
 	"partnerapi.dev/pkg/fault"
+	"partnerapi.dev/services/contracts"
 )
 
 // ErrNotFound is a source that does not exist on the business date asked.
@@ -433,6 +434,14 @@ func (s *Service) Write(ctx context.Context, t Tenant, clientID, action string, 
 		}
 		rep, err := buildFrom(ctx, w, t, PeriodQuery{Scope: "day", Start: c.Date, End: c.Date}, false, nil)
 		if err != nil {
+			return nil, err
+		}
+		event := contracts.EventPaymentCorrectionApplied
+		if action == "undo" {
+			event = contracts.EventPaymentCorrectionUndone
+		}
+		if err := w.Record(ctx, Event{Type: event, RestaurantID: t.ID, Data: CorrectionEvent{RestaurantID: t.ID, BatchID: c.BatchID,
+			RevisionID: c.RevisionID, BusinessDate: c.Date, SourceKind: c.SourceKind, SourceRecordID: c.SourceRecordID}}); err != nil {
 			return nil, err
 		}
 		return Result{RestaurantID: t.ID, BatchID: c.BatchID, RevisionID: c.RevisionID, Report: rep}, nil

@@ -18,6 +18,7 @@ import (
 	"partnerapi.dev/pkg/bizdate"
 	"partnerapi.dev/pkg/fault"
 	"partnerapi.dev/pkg/idempotency"
+	"partnerapi.dev/pkg/outbox"
 	"partnerapi.dev/services/accounting/internal/domain"
 	"partnerapi.dev/services/contracts"
 )
@@ -164,15 +165,63 @@ func (s *Store) Ingest(ctx context.Context, b domain.Batch) error {
 				return err
 			}
 		}
-		if len(refunds) > 0 {
-			return tx.Clauses(clause.OnConflict{
-				Columns:   []clause.Column{{Name: "restaurant_id"}, {Name: "refund_id"}},
-				DoUpdates: clause.AssignmentColumns(refundUpdateColumns),
-				Where:     clause.Where{Exprs: []clause.Expression{clause.Expr{SQL: "refund_events.fingerprint <> EXCLUDED.fingerprint"}}},
-			}).CreateInBatches(refunds, upsertBatch).Error
+		if len(refunds) == 0 {
+			return nil
 		}
-		return nil
+		known, err := knownRefunds(tx, refunds)
+		if err != nil {
+			return err
+		}
+		if err := tx.Clauses(clause.OnConflict{
+			Columns:   []clause.Column{{Name: "restaurant_id"}, {Name: "refund_id"}},
+			DoUpdates: clause.AssignmentColumns(refundUpdateColumns),
+			Where:     clause.Where{Exprs: []clause.Expression{clause.Expr{SQL: "refund_events.fingerprint <> EXCLUDED.fingerprint"}}},
+		}).CreateInBatches(refunds, upsertBatch).Error; err != nil {
+			return err
+		}
+		return recordNewRefunds(tx, b.Refunds, known)
 	})
+}
+
+// knownRefunds returns the (restaurant, refund id) pairs of refunds already
+// stored before this ingestion.
+func knownRefunds(tx *gorm.DB, refunds []refundEvent) (map[[2]string]bool, error) {
+	known := map[[2]string]bool{}
+	for chunk := range slices.Chunk(refunds, upsertBatch) {
+		keys := make([][]any, len(chunk))
+		for i, r := range chunk {
+			keys[i] = []any{r.RestaurantID, r.RefundID}
+		}
+		var rows []struct{ RestaurantID, RefundID string }
+		if err := tx.Model(&refundEvent{}).Select("restaurant_id::text AS restaurant_id, refund_id").
+			Where("(restaurant_id, refund_id) IN ?", keys).Scan(&rows).Error; err != nil {
+			return nil, err
+		}
+		for _, r := range rows {
+			known[[2]string{strings.ToLower(r.RestaurantID), r.RefundID}] = true
+		}
+	}
+	return known, nil
+}
+
+// recordNewRefunds records refund_event.recorded for every refund event
+// this ingestion stored first (an update of a known one records nothing),
+// in input order, the batch's last state of each; the last step of the
+// transaction.
+func recordNewRefunds(tx *gorm.DB, ws []domain.RefundWrite, known map[[2]string]bool) error {
+	last := map[[2]string]int{}
+	for i, w := range ws {
+		last[[2]string{strings.ToLower(w.RestaurantID), w.Event.ID}] = i
+	}
+	var events []outbox.Event
+	for i, w := range ws {
+		k := [2]string{strings.ToLower(w.RestaurantID), w.Event.ID}
+		if known[k] || last[k] != i {
+			continue
+		}
+		events = append(events, outbox.Event{Type: contracts.EventRefundRecorded, RestaurantID: w.RestaurantID, Data: domain.ViewRefund(w.Event)})
+	}
+	return outbox.Record(tx, events...)
 }
 
 var sourceUpdateColumns = []string{"receipt_hash", "parent_receipt_hash", "component_id", "tab_split_id", "source_group_id",
@@ -603,6 +652,11 @@ VALUES (?, ?, ?, ?, ?::date, ?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb, ?::jsonb, ?, ?, ?
 	}
 	return w.tx.Exec(`INSERT INTO day_revisions (restaurant_id, business_date, revision_id) VALUES (?, ?::date, ?)
 ON CONFLICT (restaurant_id, business_date) DO UPDATE SET revision_id = EXCLUDED.revision_id`, c.RestaurantID, c.Date.String(), c.RevisionID).Error
+}
+
+// Record writes e into the outbox in the write's transaction.
+func (w dayWriter) Record(_ context.Context, e domain.Event) error {
+	return outbox.Record(w.tx, outbox.Event{Type: e.Type, RestaurantID: e.RestaurantID, Data: e.Data})
 }
 
 // WriteDay runs write in one transaction with the idempotency record, after

@@ -24,6 +24,7 @@ import (
 	"partnerapi.dev/services/catalogimport/internal/menus"
 	"partnerapi.dev/services/catalogimport/internal/store"
 	"partnerapi.dev/services/catalogimport/migrations"
+	"partnerapi.dev/services/contracts/eventsclient"
 )
 
 func main() { lifecycle.Main(run) }
@@ -56,6 +57,7 @@ func serve(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	relay := eventsclient.StartRelay(ctx, db.Gorm, cfg.Events, "catalogimport")
 	client := &menus.Client{BaseURL: cfg.MenusURL, HTTP: &http.Client{Timeout: cfg.MenusTimeout}}
 	h := &api.Handlers{
 		Settings:  domain.Settings{Limits: cfg.Limits.Domain(), CombosEnabled: cfg.CombosEnabled},
@@ -66,6 +68,7 @@ func serve(ctx context.Context) error {
 	}
 	ready := []httpx.Check{{Name: "database", Fn: db.Ping}}
 	return lifecycle.Serve(ctx, []lifecycle.Listener{{App: h.App(ready), Addr: cfg.HTTPAddr}, {App: api.Internal(ready, tel.Handler()), Addr: cfg.InternalHTTPAddr}},
+		relay,
 		lifecycle.Closer{Name: "database", Fn: db.Close},
 		lifecycle.Closer{Name: "telemetry", Fn: tel.Shutdown})
 }

@@ -111,6 +111,24 @@ func TestApplyTheExampleIntoANewDraft(t *testing.T) {
 		t.Fatalf("replay and conflict wrote menus: %d -> %d", menusBefore, n)
 	}
 
+	// One catalog_import.applied, recorded with the import (none for the
+	// replay or the conflict), and the menus service's menu.created.
+	var events []struct{ Type, RestaurantID, Data string }
+	if err := e.db.Gorm.Raw(`SELECT type, restaurant_id, data::text AS data FROM catalogimport.outbox_events ORDER BY pos`).Scan(&events).Error; err != nil {
+		t.Fatal(err)
+	}
+	wantData := mustJSON(map[string]any{"actionId": a["actionId"], "targetMode": "new_draft", "menu": a["menu"], "created": a["created"]})
+	if len(events) != 1 || events[0].Type != "catalog_import.applied" || events[0].RestaurantID != helsinki {
+		t.Fatalf("events %+v", events)
+	}
+	var gotData any
+	if err := json.Unmarshal([]byte(events[0].Data), &gotData); err != nil || mustJSON(gotData) != wantData {
+		t.Fatalf("event data %s, want %s", events[0].Data, wantData)
+	}
+	if n := e.count(`SELECT count(*) FROM menus.outbox_events WHERE type = 'menu.created'`); n != 1 {
+		t.Fatalf("%d menu.created events in the menus service", n)
+	}
+
 	// Who applied what is recorded with the key.
 	rec, err := e.store.AppliedImports(context.Background(), helsinki)
 	if err != nil || len(rec) != 1 {
@@ -279,7 +297,8 @@ END $$`)
 		t.Fatalf("failing apply: %d %s", status, raw)
 	}
 	for _, table := range []string{"menus.menus", "menus.categories", "menus.items", "menus.option_groups", "menus.options",
-		"menus.product_categories", "menus.products", "menus.combos", "menus.menu_items", "catalogimport.applied_imports", "catalogimport.idempotency_keys"} {
+		"menus.product_categories", "menus.products", "menus.combos", "menus.menu_items", "catalogimport.applied_imports", "catalogimport.idempotency_keys",
+		"catalogimport.outbox_events", "menus.outbox_events"} {
 		if n := e.count(`SELECT count(*) FROM ` + table); n != 0 {
 			t.Errorf("%s has %d rows after a failed apply", table, n)
 		}
@@ -291,6 +310,9 @@ END $$`)
 	}
 	if n := e.count(`SELECT count(*) FROM menus.items`); n != 5 {
 		t.Fatalf("%d items after the retry, want 5", n)
+	}
+	if n := e.count(`SELECT count(*) FROM catalogimport.outbox_events`); n != 1 {
+		t.Fatalf("%d import events after the retry, want 1", n)
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"partnerapi.dev/pkg/database"
 	"partnerapi.dev/pkg/internalctx"
 	"partnerapi.dev/services/catalogimport/internal/domain"
+	"partnerapi.dev/services/contracts/eventsclient"
 )
 
 // Database is what migrate needs.
@@ -38,6 +39,7 @@ type Serve struct {
 	// MenuNamingSet is the contract's naming set the deployment serves (A
 	// or B); it must match the gateway's and the menus service's.
 	MenuNamingSet string `env:"MENU_NAMING_SET, default=A"`
+	Events        eventsclient.Config
 }
 
 // Limits are the per-document limits the capabilities announce and the plan
@@ -94,5 +96,5 @@ func (c *Serve) Validate() error {
 			return fmt.Errorf("%s must be between 0 and %d (the contract's limit), got %d", l.env, l.max, l.got)
 		}
 	}
-	return nil
+	return c.Events.Validate()
 }

@@ -113,6 +113,15 @@ type Applied struct {
 	Replayed     bool                         `json:"replayed"`
 }
 
+// ImportEvent is what catalog_import.applied carries: the import's ids and
+// counts (docs/events.md).
+type ImportEvent struct {
+	ActionID   string                  `json:"actionId"`
+	TargetMode string                  `json:"targetMode"`
+	Menu       contracts.MenuSummary   `json:"menu"`
+	Created    contracts.CatalogCounts `json:"created"`
+}
+
 // AppliedImport is the record of one written import: who applied which
 // plan, and what the menus service created.
 type AppliedImport struct {

@@ -22,6 +22,7 @@ import (
 	"partnerapi.dev/pkg/internalctx"
 	"partnerapi.dev/pkg/lifecycle"
 	"partnerapi.dev/pkg/telemetry"
+	"partnerapi.dev/services/contracts/eventsclient"
 	"partnerapi.dev/services/menus/internal/api"
 	menusconfig "partnerapi.dev/services/menus/internal/config"
 	"partnerapi.dev/services/menus/internal/domain"
@@ -61,9 +62,11 @@ func serve(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	relay := eventsclient.StartRelay(ctx, db.Gorm, cfg.Events, "menus")
 	h := &api.Handlers{Repo: &store.Store{DB: db.Gorm}, Keys: keys, IngestToken: cfg.IngestToken.Reveal(), NamingSet: cfg.MenuNamingSet}
 	ready := []httpx.Check{{Name: "database", Fn: db.Ping}}
 	return lifecycle.Serve(ctx, []lifecycle.Listener{{App: h.App(ready), Addr: cfg.HTTPAddr}, {App: api.Internal(ready, tel.Handler()), Addr: cfg.InternalHTTPAddr}},
+		relay,
 		lifecycle.Closer{Name: "database", Fn: db.Close},
 		lifecycle.Closer{Name: "telemetry", Fn: tel.Shutdown})
 }

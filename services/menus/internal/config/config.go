@@ -8,6 +8,7 @@ import (
 	"partnerapi.dev/pkg/config"
 	"partnerapi.dev/pkg/database"
 	"partnerapi.dev/pkg/internalctx"
+	"partnerapi.dev/services/contracts/eventsclient"
 )
 
 // Database is what migrate and import need.
@@ -22,6 +23,7 @@ type Serve struct {
 	Database            database.Config
 	InternalContextKeys config.Secret `env:"INTERNAL_CONTEXT_KEYS, required"`
 	IngestToken         config.Secret `env:"INGEST_TOKEN, required"`
+	Events              eventsclient.Config
 	// MenuNamingSet is the contract's naming set the deployment serves
 	// (A or B); it must match the gateway's.
 	MenuNamingSet string `env:"MENU_NAMING_SET, default=A"`
@@ -38,5 +40,5 @@ func (c *Serve) Validate() error {
 	if c.MenuNamingSet != "A" && c.MenuNamingSet != "B" {
 		return errors.New("MENU_NAMING_SET must be A or B")
 	}
-	return nil
+	return c.Events.Validate()
 }

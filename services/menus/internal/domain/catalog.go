@@ -394,6 +394,13 @@ func ApplyBatch(tx Tx, restaurantID string, b contracts.CatalogBatch) (int, cont
 	created.Products = len(rows.Products)
 	created.Combos = len(rows.Combos)
 	created.ComboComponents = len(rows.ComboComponents)
+	event := contracts.EventMenuUpdated
+	if status == http.StatusCreated {
+		event = contracts.EventMenuCreated
+	}
+	if err := recordMenu(tx, restaurantID, event, MenuEvent{Menu: Summary(m)}); err != nil {
+		return 0, contracts.CatalogBatchResult{}, err
+	}
 	return status, contracts.CatalogBatchResult{Menu: Summary(m), Revision: m.RevisionString(), Created: created, IDs: ids}, nil
 }
 

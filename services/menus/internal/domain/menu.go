@@ -190,6 +190,38 @@ type Tx interface {
 	LockItem(restaurantID, menuID, itemID string) (DraftItem, int, error)
 	UpdateItem(restaurantID, itemID string, c ItemChanges) (DraftItem, error)
 	InsertCatalog(rows CatalogRows) error
+	// Record records e in the service's outbox, in this transaction; a
+	// write calls it as its last step.
+	Record(e Event) error
+}
+
+// Event is a change partners are told about (docs/events.md).
+type Event struct {
+	Type         string
+	RestaurantID string
+	Data         any
+}
+
+// MenuEvent is what menu.created and menu.updated carry: the menu's ids
+// and counts after the change.
+type MenuEvent struct {
+	Menu contracts.MenuSummary `json:"menu"`
+	// ItemIDs are the catalog items added or edited (menu.updated by an
+	// edit of the menu's items).
+	ItemIDs []string `json:"itemIds,omitempty"`
+}
+
+// PublishedEvent is what menu.published carries.
+type PublishedEvent struct {
+	Menu contracts.MenuSummary `json:"menu"`
+	// Publication is "pos" or "online".
+	Publication string `json:"publication"`
+	// ReplacedMenuID is the menu published before; null when none was.
+	ReplacedMenuID *string `json:"replacedMenuId"`
+}
+
+func recordMenu(tx Tx, restaurantID, typ string, e any) error {
+	return tx.Record(Event{Type: typ, RestaurantID: restaurantID, Data: e})
 }
 
 // MenuEntry is an item placed on a menu in a category.

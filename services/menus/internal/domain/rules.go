@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"partnerapi.dev/services/contracts"
 )
 
 // MaxAddItems bounds one add-items request.
@@ -57,7 +59,11 @@ func CreateMenu(tx Tx, restaurantID, name string) (Menu, error) {
 	if err := tx.CreateMenu(restaurantID, id, name); err != nil {
 		return Menu{}, err
 	}
-	return tx.LockMenu(restaurantID, id)
+	m, err := tx.LockMenu(restaurantID, id)
+	if err != nil {
+		return Menu{}, err
+	}
+	return m, recordMenu(tx, restaurantID, contracts.EventMenuCreated, MenuEvent{Menu: Summary(m)})
 }
 
 // AddItems asks to put existing catalog items on a draft reviewed at the
@@ -145,7 +151,10 @@ func AddMenuItems(tx Tx, restaurantID string, a AddItems) (Menu, []string, error
 		return Menu{}, nil, err
 	}
 	m, err = tx.LockMenu(restaurantID, m.ID)
-	return m, a.ItemIDs, err
+	if err != nil {
+		return Menu{}, nil, err
+	}
+	return m, a.ItemIDs, recordMenu(tx, restaurantID, contracts.EventMenuUpdated, MenuEvent{Menu: Summary(m), ItemIDs: a.ItemIDs})
 }
 
 // EditItem applies reviewed changes to one item of a draft, inspected at
@@ -169,7 +178,10 @@ func EditItem(tx Tx, restaurantID, menuID, itemID, expectedVersion string, c Ite
 		return before, after, conflict(fmt.Sprintf("The item changed since it was inspected (its version is now %s). Inspect it again and review the change.", before.VersionString()))
 	}
 	after, err = tx.UpdateItem(restaurantID, itemID, c)
-	return before, after, err
+	if err != nil {
+		return before, after, err
+	}
+	return before, after, recordMenu(tx, restaurantID, contracts.EventMenuUpdated, MenuEvent{Menu: Summary(m), ItemIDs: []string{after.ID}})
 }
 
 // Publication is which published menu a set-menu operation chooses.
@@ -233,7 +245,8 @@ func Publish(tx Tx, restaurantID string, s SetMenu) (Menu, *string, error) {
 	if s.Publication == Online && m.ItemCount == 0 {
 		return Menu{}, nil, conflict("The menu has no items; an empty menu cannot be the online menu.")
 	}
-	if current == nil || *current != m.ID {
+	changed := current == nil || *current != m.ID
+	if changed {
 		if s.Publication == POS {
 			err = tx.SetPosMenu(restaurantID, m.ID)
 		} else {
@@ -244,7 +257,14 @@ func Publish(tx Tx, restaurantID string, s SetMenu) (Menu, *string, error) {
 		}
 	}
 	m, err = tx.LockMenu(restaurantID, m.ID)
-	return m, current, err
+	if err != nil || !changed {
+		return m, current, err
+	}
+	publication := "pos"
+	if s.Publication == Online {
+		publication = "online"
+	}
+	return m, current, recordMenu(tx, restaurantID, contracts.EventMenuPublished, PublishedEvent{Menu: Summary(m), Publication: publication, ReplacedMenuID: current})
 }
 
 func sameID(a, b *string) bool {

@@ -12,6 +12,7 @@ import (
 	"gorm.io/gorm"
 
 	"partnerapi.dev/pkg/idempotency"
+	"partnerapi.dev/pkg/outbox"
 	"partnerapi.dev/services/menus/internal/domain"
 )
 
@@ -204,6 +205,10 @@ func (s *Store) Write(ctx context.Context, key domain.WriteKey, fn domain.WriteF
 // txStore is the repository inside one write's transaction.
 type txStore struct {
 	db *gorm.DB
+}
+
+func (t *txStore) Record(e domain.Event) error {
+	return outbox.Record(t.db, outbox.Event{Type: e.Type, RestaurantID: e.RestaurantID, Data: e.Data})
 }
 
 func (t *txStore) CreateMenu(restaurantID, menuID, name string) error {

@@ -3,7 +3,8 @@
 //
 //	orders [serve]                       answer HTTP on HTTP_ADDR (metrics on INTERNAL_HTTP_ADDR)
 //	orders migrate                       apply the schema migrations
-//	orders import [--file path.ndjson]   load orders (stdin when no file) with COPY
+//	orders import [--file path.ndjson] [--no-events]
+//	                                     load orders (stdin when no file) with COPY
 package main
 
 import (
@@ -25,6 +26,7 @@ import (
 	"partnerapi.dev/pkg/internalctx"
 	"partnerapi.dev/pkg/lifecycle"
 	"partnerapi.dev/pkg/telemetry"
+	"partnerapi.dev/services/contracts/eventsclient"
 	"partnerapi.dev/services/orders/internal/api"
 	ordersconfig "partnerapi.dev/services/orders/internal/config"
 	"partnerapi.dev/services/orders/internal/domain"
@@ -65,9 +67,11 @@ func serve(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	h := &api.Handlers{Repo: &store.Store{DB: db.SQL}, Cursors: cursor.New(cursorKey), Keys: keys, IngestToken: cfg.IngestToken.Reveal()}
+	relay := eventsclient.StartRelay(ctx, db.Gorm, cfg.Events, "orders")
+	h := &api.Handlers{Repo: &store.Store{DB: db.SQL, EventData: api.OrderEventData}, Cursors: cursor.New(cursorKey), Keys: keys, IngestToken: cfg.IngestToken.Reveal()}
 	ready := []httpx.Check{{Name: "database", Fn: db.Ping}}
 	return lifecycle.Serve(ctx, []lifecycle.Listener{{App: h.App(ready), Addr: cfg.HTTPAddr}, {App: api.Internal(ready, tel.Handler()), Addr: cfg.InternalHTTPAddr}},
+		relay,
 		lifecycle.Closer{Name: "database", Fn: db.Close},
 		lifecycle.Closer{Name: "telemetry", Fn: tel.Shutdown})
 }
@@ -86,7 +90,7 @@ func migrate(ctx context.Context) error {
 		return err
 	}
 	defer db.Close(ctx)
-	res, err := db.Migrate(ctx, migrations.FS)
+	res, err := db.Migrate(ctx, migrations.FS, migrations.Go()...)
 	if err != nil {
 		return err
 	}
@@ -101,6 +105,9 @@ func importOrders(ctx context.Context, args []string) error {
 	// memory, whatever the input's size: 2,000 orders keep it under about
 	// 400 MB and COPY as fast as larger batches.
 	batch := fs.Int("batch", 2000, "orders per transaction (per COPY into an empty schema); bounds the import's memory")
+	// An initial load into an empty schema is the starting state, not a
+	// change: it records no events whatever this flag says.
+	noEvents := fs.Bool("no-events", false, "record no order events for orders imported into a schema that already holds orders (loads that must not reach partners' feeds)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the import to this file (go tool pprof)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -130,7 +137,7 @@ func importOrders(ctx context.Context, args []string) error {
 		return err
 	}
 	defer db.Close(ctx)
-	if _, err := db.Migrate(ctx, migrations.FS); err != nil {
+	if _, err := db.Migrate(ctx, migrations.FS, migrations.Go()...); err != nil {
 		return err
 	}
 	start := time.Now()
@@ -145,7 +152,10 @@ func importOrders(ctx context.Context, args []string) error {
 		// The import allocates a lot of short-lived records; collect less often.
 		debug.SetGCPercent(200)
 	}
-	st := &store.Store{DB: db.SQL}
+	st := &store.Store{DB: db.SQL, EventData: api.OrderEventData}
+	if *noEvents {
+		st.EventData = nil
+	}
 	// Into an empty schema: one transaction that COPYs every batch and
 	// rebuilds the indexes at the end; all or nothing.
 	n := 0
@@ -153,7 +163,7 @@ func importOrders(ctx context.Context, args []string) error {
 		var err error
 		n, err = domain.Ingestion{Repo: st, BatchSize: *batch, Sink: sink}.Ingest(ctx, in, progress)
 		if err == nil {
-			slog.Info("orders copied, building indexes", "orders", n, "elapsed", time.Since(start).Round(time.Second).String())
+			slog.Info("orders copied (an initial load records no events), building indexes", "orders", n, "elapsed", time.Since(start).Round(time.Second).String())
 		}
 		return err
 	})

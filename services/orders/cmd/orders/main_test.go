@@ -58,6 +58,18 @@ func TestImportCommand(t *testing.T) {
 	if n != 4 || refunded != 1 {
 		t.Fatalf("%d orders, %d refunded; want 4 and 1", n, refunded)
 	}
+	// The initial load recorded nothing, the replacing import one event per
+	// changed order, the failed one nothing; --no-events records nothing.
+	if err := run(ctx, []string{"import", "--no-events", "--file", write("d.ndjson", line("g", "paid"), line("a", "paid"))}); err != nil {
+		t.Fatal(err)
+	}
+	var events string
+	if err := db.QueryRow(`SELECT string_agg(type || ':' || (data->>'orderId'), ' ' ORDER BY pos) FROM orders.outbox_events`).Scan(&events); err != nil {
+		t.Fatal(err)
+	}
+	if events != "order.updated:a order.created:d" {
+		t.Fatalf("recorded events %q", events)
+	}
 	if err := run(ctx, []string{"nonsense"}); err == nil {
 		t.Fatal("unknown command accepted")
 	}
@@ -86,8 +98,8 @@ func TestImportIntoEmptySchemaIsAllOrNothing(t *testing.T) {
 	if err := db.QueryRow(`SELECT (SELECT count(*) FROM orders.orders), (SELECT count(*) FROM pg_indexes WHERE schemaname = 'orders')`).Scan(&n, &indexes); err != nil {
 		t.Fatal(err)
 	}
-	if n != 0 || indexes != 17 {
-		t.Fatalf("%d orders and %d indexes after a failed import; want 0 and 17", n, indexes)
+	if n != 0 || indexes != 19 { // 17 of orders, 2 of the outbox
+		t.Fatalf("%d orders and %d indexes after a failed import; want 0 and 19", n, indexes)
 	}
 }
 

@@ -50,7 +50,7 @@ type env struct {
 
 func newEnv(t testing.TB) *env {
 	t.Helper()
-	url := testenv.NewDatabase(t, "orders", database.MigrateURL("orders", migrations.FS))
+	url := testenv.NewDatabase(t, "orders", database.MigrateURL("orders", migrations.FS, migrations.Go()...))
 	ctx := context.Background()
 	db, err := database.Open(ctx, database.Config{URL: config.Secret(url)}, "orders")
 	if err != nil {
@@ -61,7 +61,7 @@ func newEnv(t testing.TB) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &api.Handlers{Repo: &store.Store{DB: db.SQL}, Cursors: cursor.New(bytes.Repeat([]byte{9}, 32)), Keys: keys, IngestToken: token}
+	h := &api.Handlers{Repo: &store.Store{DB: db.SQL, EventData: api.OrderEventData}, Cursors: cursor.New(bytes.Repeat([]byte{9}, 32)), Keys: keys, IngestToken: token}
 	return &env{t: t, app: h.App(nil), keys: keys, db: db}
 }
 

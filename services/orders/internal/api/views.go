@@ -163,3 +163,7 @@ func details(o domain.Order) detailView {
 	}
 	return d
 }
+
+// OrderEventData is what an order event carries: the order as search shows
+// it (its first domain.SearchLineCap lines).
+func OrderEventData(o domain.Order) any { return summary(o) }

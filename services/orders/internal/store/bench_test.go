@@ -51,7 +51,7 @@ func loadBench(b *testing.B) benchTarget {
 		url := os.Getenv("ORDERS_BENCH_DATABASE_URL")
 		synthetic := url == ""
 		if synthetic {
-			url = testenv.NewDatabase(b, "orders-bench", database.MigrateURL("orders", migrations.FS))
+			url = testenv.NewDatabase(b, "orders-bench", database.MigrateURL("orders", migrations.FS, migrations.Go()...))
 		}
 		db, err := database.Open(ctx, database.Config{URL: config.Secret(url)}, "orders")
 		if err != nil {

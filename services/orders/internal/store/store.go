@@ -17,6 +17,8 @@ import (
 	"github.com/jackc/pgx/v5/stdlib"
 	"partnerapi.dev/pkg/bizdate"
 	"partnerapi.dev/pkg/database"
+	"partnerapi.dev/pkg/outbox"
+	"partnerapi.dev/services/contracts"
 	"partnerapi.dev/services/orders/internal/domain"
 )
 
@@ -27,6 +29,13 @@ type Store struct {
 	// staging upsert; a batch that meets an existing order falls back to
 	// the upsert. (The import command loads an empty schema with BulkLoad.)
 	FreshLoad bool
+	// EventData gives the representation an order event carries (the
+	// order as search shows it). Replace records order.created for a new
+	// order, order.refunded when the refund amount grew and order.updated
+	// for any other change of the stored order, in the transaction of the
+	// change; an order stored again unchanged records nothing. Nil records
+	// no events (an initial load: the feed starts from the loaded state).
+	EventData func(domain.Order) any
 }
 
 var _ domain.Repository = (*Store)(nil)
@@ -88,20 +97,105 @@ func (s *Store) Replace(ctx context.Context, orders []domain.Order) error {
 		return err
 	}
 	defer conn.Close()
-	err = s.replace(ctx, conn, stages, len(orders), s.FreshLoad)
+	err = s.replace(ctx, conn, stages, orders, s.FreshLoad)
 	if s.FreshLoad && database.IsConflict(err) {
-		err = s.replace(ctx, conn, stages, len(orders), false)
+		err = s.replace(ctx, conn, stages, orders, false)
 	}
 	return err
 }
 
-func (s *Store) replace(ctx context.Context, conn *sql.Conn, stages []*stage, n int, direct bool) error {
+func (s *Store) replace(ctx context.Context, conn *sql.Conn, stages []*stage, orders []domain.Order, direct bool) error {
 	return conn.Raw(func(dc any) error {
 		pc := dc.(*stdlib.Conn).Conn()
 		return pgx.BeginFunc(ctx, pc, func(tx pgx.Tx) error {
-			return replaceTx(ctx, tx, stages, n, direct)
+			var changes []change
+			if s.EventData != nil && !direct {
+				// Staged by replaceTx before it upserts: compare with
+				// the stored state first.
+				return replaceTx(ctx, tx, stages, len(orders), direct, func() error {
+					var err error
+					changes, err = classify(ctx, tx)
+					return err
+				}, func() error { return s.record(ctx, tx, orders, changes) })
+			}
+			if s.EventData != nil {
+				return replaceTx(ctx, tx, stages, len(orders), direct, nil, func() error {
+					changes = make([]change, len(orders))
+					for i, o := range orders {
+						changes[i] = change{o.RestaurantID, o.OrderID, contracts.EventOrderCreated}
+					}
+					return s.record(ctx, tx, orders, changes)
+				})
+			}
+			return replaceTx(ctx, tx, stages, len(orders), direct, nil, nil)
 		})
 	})
+}
+
+// change is what a replace does to one stored order.
+type change struct {
+	restaurantID, orderID, event string
+}
+
+// classify compares the staged orders with the stored ones: new, refund
+// grown, or otherwise different (any column of the order row, which
+// carries the totals, counts and item names of its children).
+func classify(ctx context.Context, tx pgx.Tx) ([]change, error) {
+	cols := orderColumns[2:]
+	stored, staged := make([]string, len(cols)), make([]string, len(cols))
+	for i, c := range cols {
+		stored[i], staged[i] = "o."+c, "s."+c
+	}
+	rows, err := tx.Query(ctx, fmt.Sprintf(`SELECT s.restaurant_id::text, s.order_id::text,
+       CASE WHEN o.order_id IS NULL THEN $1
+            WHEN s.refund_amount_minor > o.refund_amount_minor THEN $2
+            ELSE $3 END
+  FROM stage_orders s LEFT JOIN orders o ON o.restaurant_id = s.restaurant_id AND o.order_id = s.order_id
+ WHERE o.order_id IS NULL OR (%s) IS DISTINCT FROM (%s)`, strings.Join(stored, ", "), strings.Join(staged, ", ")),
+		contracts.EventOrderCreated, contracts.EventOrderRefunded, contracts.EventOrderUpdated)
+	if err != nil {
+		return nil, fmt.Errorf("compare orders: %w", err)
+	}
+	var out []change
+	for rows.Next() {
+		var c change
+		if err := rows.Scan(&c.restaurantID, &c.orderID, &c.event); err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+// record writes the changes' events, in input order, as the last step of
+// the transaction.
+func (s *Store) record(ctx context.Context, tx pgx.Tx, orders []domain.Order, changes []change) error {
+	if len(changes) == 0 {
+		return nil
+	}
+	// Keys as Postgres prints them (the restaurant is a uuid).
+	key := func(restaurantID, orderID string) [2]string {
+		return [2]string{strings.ToLower(restaurantID), orderID}
+	}
+	kind := make(map[[2]string]string, len(changes))
+	for _, c := range changes {
+		kind[key(c.restaurantID, c.orderID)] = c.event
+	}
+	events := make([]outbox.Event, 0, len(changes))
+	for _, o := range orders { // distinct, as Replace requires
+		t, ok := kind[key(o.RestaurantID, o.OrderID)]
+		if !ok {
+			continue
+		}
+		if len(o.Lines) > domain.SearchLineCap {
+			o.Lines = o.Lines[:domain.SearchLineCap]
+		}
+		events = append(events, outbox.Event{Type: t, RestaurantID: o.RestaurantID, Data: s.EventData(o)})
+	}
+	if len(events) != len(changes) {
+		return fmt.Errorf("orders events: %d changes, %d events", len(changes), len(events))
+	}
+	return outbox.RecordPgx(ctx, tx, events...)
 }
 
 // newStages lists the staging tables of a replace.
@@ -119,7 +213,8 @@ func newStages() []*stage {
 
 // replaceTx stores staged rows in tx: straight into the tables (direct) or
 // through staging tables and one set-based upsert.
-func replaceTx(ctx context.Context, tx pgx.Tx, stages []*stage, n int, direct bool) error {
+// before runs once the rows are staged, after once they are stored.
+func replaceTx(ctx context.Context, tx pgx.Tx, stages []*stage, n int, direct bool, before, after func() error) error {
 	staged := stages
 	if direct {
 		staged = stages[6:] // only the name dictionary needs ON CONFLICT
@@ -141,6 +236,11 @@ func replaceTx(ctx context.Context, tx pgx.Tx, stages []*stage, n int, direct bo
 		}
 		if _, err := tx.CopyFrom(ctx, pgx.Identifier{target}, st.cols, pgx.CopyFromRows(st.rows)); err != nil {
 			return fmt.Errorf("copy into %s: %w", target, err)
+		}
+	}
+	if before != nil {
+		if err := before(); err != nil {
+			return err
 		}
 	}
 	var sqls strings.Builder
@@ -168,6 +268,9 @@ func replaceTx(ctx context.Context, tx pgx.Tx, stages []*stage, n int, direct bo
 	sqls.WriteString("INSERT INTO order_item_names (restaurant_id, name) SELECT restaurant_id, name FROM stage_names ORDER BY 1, 2 ON CONFLICT DO NOTHING;")
 	if _, err := tx.Exec(ctx, sqls.String()); err != nil {
 		return fmt.Errorf("replace orders: %w", err)
+	}
+	if after != nil {
+		return after()
 	}
 	return nil
 }

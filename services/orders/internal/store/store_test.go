@@ -16,10 +16,10 @@ import (
 	"partnerapi.dev/services/orders/migrations"
 )
 
-func openStore(t *testing.T) *store.Store {
+func openStore(t testing.TB) *store.Store {
 	t.Helper()
 	ctx := context.Background()
-	url := testenv.NewDatabase(t, "orders", database.MigrateURL("orders", migrations.FS))
+	url := testenv.NewDatabase(t, "orders", database.MigrateURL("orders", migrations.FS, migrations.Go()...))
 	db, err := database.Open(ctx, database.Config{URL: config.Secret(url)}, "orders")
 	if err != nil {
 		t.Fatal(err)

@@ -1,0 +1,102 @@
+package api_test
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+)
+
+type event struct {
+	Type, RestaurantID string
+	Data               map[string]any
+}
+
+// takeEvents returns the events recorded since the last call in their
+// order and removes them, as the relay does once they are acknowledged.
+func (e *env) takeEvents() []event {
+	e.t.Helper()
+	var rows []struct {
+		Type, RestaurantID, Data string
+	}
+	if err := e.db.Gorm.Raw(`WITH d AS (DELETE FROM outbox_events RETURNING pos, type, restaurant_id, data::text)
+SELECT type, restaurant_id, data FROM d ORDER BY pos`).Scan(&rows).Error; err != nil {
+		e.t.Fatal(err)
+	}
+	out := make([]event, len(rows))
+	for i, r := range rows {
+		out[i] = event{Type: r.Type, RestaurantID: r.RestaurantID}
+		if err := json.Unmarshal([]byte(r.Data), &out[i].Data); err != nil {
+			e.t.Fatal(err)
+		}
+	}
+	return out
+}
+
+func (e *env) wantEvents(step string, types ...string) []event {
+	e.t.Helper()
+	got := e.takeEvents()
+	names := make([]string, len(got))
+	for i, g := range got {
+		names[i] = g.Type
+		if g.RestaurantID != helsinki {
+			e.t.Fatalf("%s: event for restaurant %s", step, g.RestaurantID)
+		}
+	}
+	if len(types) == 0 {
+		types = []string{}
+	}
+	if !reflect.DeepEqual(names, types) {
+		e.t.Fatalf("%s: recorded %v, want %v", step, names, types)
+	}
+	return got
+}
+
+// Each write records exactly its events, in the write's transaction: a new
+// refund event as the refunds page shows it; an apply and an undo with the
+// result's ids; nothing for a replay, a known refund, a rejected write.
+func TestWritesRecordEvents(t *testing.T) {
+	e := newEnv(t)
+	correctionDay(e)
+	e.wantEvents("sources only")
+
+	e.ingest(refund(helsinki, "rf-1", "refund", "o-1", 500, hel(2026, 7, 2, 12, 0)))
+	got := e.wantEvents("new refund", "refund_event.recorded")
+	_, body := e.get(base(helsinki)+"/refunds?start_date=2026-07-01&end_date=2026-07-31", helsinki)
+	page := data(t, body)["events"].([]any)
+	if len(page) != 1 || !reflect.DeepEqual(page[0], got[0].Data) {
+		t.Fatalf("event data %v, refunds page shows %v", got[0].Data, page)
+	}
+	e.ingest(refund(helsinki, "rf-1", "refund", "o-1", 500, hel(2026, 7, 2, 12, 0)))
+	e.wantEvents("same refund again")
+	e.ingest(refund(helsinki, "rf-1", "refund", "o-1", 600, hel(2026, 7, 2, 12, 0)))
+	e.wantEvents("known refund changed")
+	if status, _ := e.ingestRaw(ndjson(refund(helsinki, "rf-2", "refund", "o-2", 100, hel(2026, 7, 2, 13, 0))) + "{\"type\":\"nonsense\"}\n"); status != 400 {
+		t.Fatalf("bad batch: %d", status)
+	}
+	e.wantEvents("rejected batch")
+
+	r := base(helsinki)
+	_, body = e.post(r+"/payment-corrections/preview", helsinki, previewBody("correct", "cash"))
+	pv := data(t, body)
+	key := "6f1c1f4e-1111-4a4a-8b8b-000000000001"
+	_, body = e.post(r+"/payment-corrections/apply", helsinki, writeBody(pv, key))
+	res := data(t, body)
+	got = e.wantEvents("apply", "payment_correction.applied")
+	want := map[string]any{"restaurantId": helsinki, "batchId": res["batchId"], "revisionId": res["revisionId"],
+		"businessDate": "2026-07-01", "sourceKind": "order", "sourceRecordId": "o-1"}
+	if !reflect.DeepEqual(got[0].Data, want) {
+		t.Fatalf("apply event %v, want %v", got[0].Data, want)
+	}
+	e.post(r+"/payment-corrections/apply", helsinki, writeBody(pv, key))
+	e.wantEvents("replay")
+	if status, _ := e.post(r+"/payment-corrections/apply", helsinki, writeBody(pv, "6f1c1f4e-1111-4a4a-8b8b-000000000002")); status != 409 {
+		t.Fatalf("stale apply: %d", status)
+	}
+	e.wantEvents("stale apply")
+	_, body = e.post(r+"/payment-corrections/preview", helsinki, previewBody("undo", nil))
+	_, body = e.post(r+"/payment-corrections/undo", helsinki, writeBody(data(t, body), "6f1c1f4e-1111-4a4a-8b8b-000000000003"))
+	got = e.wantEvents("undo", "payment_correction.undone")
+	if got[0].Data["batchId"] != data(t, body)["batchId"] {
+		t.Fatalf("undo event %v", got[0].Data)
+	}
+}

@@ -1,0 +1,117 @@
+package api_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"reflect"
+	"testing"
+
+	"partnerapi.dev/services/contracts"
+)
+
+type event struct {
+	Type, RestaurantID string
+	Data               map[string]any
+}
+
+// takeEvents returns the events recorded since the last call, in order,
+// and removes them (as the relay does once they are acknowledged).
+func (e *env) takeEvents() []event {
+	e.t.Helper()
+	var rows []struct{ Type, RestaurantID, Data string }
+	if err := e.db.Gorm.Raw(`WITH d AS (DELETE FROM outbox_events RETURNING pos, type, restaurant_id, data::text)
+SELECT type, restaurant_id, data FROM d ORDER BY pos`).Scan(&rows).Error; err != nil {
+		e.t.Fatal(err)
+	}
+	out := make([]event, len(rows))
+	for i, r := range rows {
+		out[i] = event{Type: r.Type, RestaurantID: r.RestaurantID}
+		if err := json.Unmarshal([]byte(r.Data), &out[i].Data); err != nil {
+			e.t.Fatal(err)
+		}
+	}
+	return out
+}
+
+// wantEvent checks that exactly one event of typ was recorded for helsinki
+// (typ "" for none) and returns its data.
+func (e *env) wantEvent(step, typ string) map[string]any {
+	e.t.Helper()
+	got := e.takeEvents()
+	if typ == "" {
+		if len(got) != 0 {
+			e.t.Fatalf("%s: recorded %+v, want none", step, got)
+		}
+		return nil
+	}
+	if len(got) != 1 || got[0].Type != typ || got[0].RestaurantID != helsinki {
+		e.t.Fatalf("%s: recorded %+v, want one %s", step, got, typ)
+	}
+	return got[0].Data
+}
+
+// Each write records exactly its event in its transaction; a replay, a
+// rejected write or a publish that changes nothing records none.
+func TestWritesRecordMenuEvents(t *testing.T) {
+	e := fixtureEnv(newEnv(t))
+	e.wantEvent("ingestion", "")
+
+	body := map[string]any{"name": "Winter", "idempotencyKey": key(1)}
+	created := e.must(http.StatusCreated, http.MethodPost, menus(helsinki), helsinki, body)
+	if d := e.wantEvent("create", contracts.EventMenuCreated); !reflect.DeepEqual(d["menu"], created["menu"]) {
+		t.Fatalf("created event %v, answer %v", d, created["menu"])
+	}
+	e.must(http.StatusCreated, http.MethodPost, menus(helsinki), helsinki, body)
+	e.wantEvent("create replayed", "")
+	e.errorOf(http.StatusConflict, http.MethodPost, menus(helsinki), helsinki, map[string]any{"name": "Other", "idempotencyKey": key(1)})
+	e.wantEvent("key reused", "")
+
+	add := addBody(2, 1, 1, itemCake)
+	added := e.must(http.StatusOK, http.MethodPost, items(helsinki, menuDraft), helsinki, add)
+	d := e.wantEvent("add items", contracts.EventMenuUpdated)
+	if !reflect.DeepEqual(d["menu"], added["menu"]) || !reflect.DeepEqual(d["itemIds"], []any{itemCake}) {
+		t.Fatalf("add event %v, answer %v", d, added)
+	}
+	e.must(http.StatusOK, http.MethodPost, items(helsinki, menuDraft), helsinki, add)
+	e.wantEvent("add replayed", "")
+	e.errorOf(http.StatusConflict, http.MethodPost, items(helsinki, menuDraft), helsinki, addBody(3, 1, 1, itemCoffee))
+	e.wantEvent("stale counts", "")
+
+	version := e.must(http.StatusOK, http.MethodGet, itemPath(helsinki, menuDraft, itemSpecial), helsinki, nil)["version"].(string)
+	e.must(http.StatusOK, http.MethodPatch, itemPath(helsinki, menuDraft, itemSpecial), helsinki, patchBody(4, version, map[string]any{"basePriceMinor": 1600}))
+	if d := e.wantEvent("edit item", contracts.EventMenuUpdated); !reflect.DeepEqual(d["itemIds"], []any{itemSpecial}) {
+		t.Fatalf("edit event %v", d)
+	}
+	e.errorOf(http.StatusConflict, http.MethodPatch, itemPath(helsinki, menuDraft, itemSpecial), helsinki, patchBody(5, version, map[string]any{"basePriceMinor": 1700}))
+	e.wantEvent("stale version", "")
+
+	e.must(http.StatusOK, http.MethodPut, menus(helsinki)+"/pos", helsinki, setBody(6, menuDraft, 1, 2, "expectedCurrentPosMenuId", menuMain))
+	d = e.wantEvent("set POS", contracts.EventMenuPublished)
+	if d["publication"] != "pos" || d["replacedMenuId"] != menuMain || d["menu"].(map[string]any)["menuId"] != menuDraft {
+		t.Fatalf("published event %v", d)
+	}
+	e.must(http.StatusOK, http.MethodPut, menus(helsinki)+"/pos", helsinki, setBody(7, menuDraft, 1, 2, "expectedCurrentPosMenuId", menuDraft))
+	e.wantEvent("set POS to the current one", "")
+	e.must(http.StatusOK, http.MethodPut, menus(helsinki)+"/online", helsinki, setBody(8, menuDraft, 1, 2, "expectedCurrentOnlineMenuId", menuMain))
+	if d := e.wantEvent("set online", contracts.EventMenuPublished); d["publication"] != "online" {
+		t.Fatalf("online event %v", d)
+	}
+
+	e.scopes = catalogScopes
+	res := e.batch(http.StatusCreated, helsinki, newDraftBatch("7e000000-0000-4000-8000-000000000001", "Imported"))
+	if d := e.wantEvent("catalog batch into a new draft", contracts.EventMenuCreated); d["menu"].(map[string]any)["menuId"] != res.Menu.MenuID {
+		t.Fatalf("batch event %v", d)
+	}
+	e.batch(http.StatusCreated, helsinki, newDraftBatch("7e000000-0000-4000-8000-000000000001", "Imported"))
+	e.wantEvent("catalog batch replayed", "")
+	menuID, rev := res.Menu.MenuID, res.Revision
+	doc := document("Imported")
+	doc.MenuCategories, doc.MenuItems, doc.Combos = doc.MenuCategories[:1], doc.MenuItems[:1], nil
+	doc.MenuItems[0].Ref, doc.MenuCategories[0].Ref, doc.MenuItems[0].CategoryRef = "salmon2", "soups2", "soups2"
+	doc.OptionGroups, doc.MenuItems[0].OptionGroupAssignments, doc.ProductCategories, doc.Products = nil, nil, nil, nil
+	e.batch(http.StatusOK, helsinki, contracts.CatalogBatch{BatchID: "7e000000-0000-4000-8000-000000000002", Document: doc,
+		Target: contracts.CatalogBatchTarget{Mode: contracts.CatalogTargetExistingDraft, MenuID: &menuID, ExpectedRevision: &rev}})
+	if d := e.wantEvent("catalog batch into the draft", contracts.EventMenuUpdated); d["menu"].(map[string]any)["itemCount"] != 3.0 {
+		t.Fatalf("batch update event %v", d)
+	}
+}
