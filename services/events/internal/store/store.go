@@ -157,6 +157,9 @@ RETURNING last_seq, last_stored_at`, r, len(evs), now).Scan(&head).Error
 		if err := tx.CreateInBatches(rows, 200).Error; err != nil {
 			return res, err
 		}
+		if err := enqueueDeliveries(tx, now, rows); err != nil {
+			return res, err
+		}
 	}
 	return res, nil
 }
