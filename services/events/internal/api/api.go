@@ -45,6 +45,7 @@ func (h *Handlers) Routes(r fiber.Router) {
 	r.Post(contracts.EventsAppendPath, h.append)
 	g := r.Group("/v1/restaurants/:restaurantId", internalctx.Require(h.Keys))
 	g.Get("/events", h.feed)
+	h.webhookRoutes(g)
 }
 
 // App builds the public application (used by serve and by tests). Its write
