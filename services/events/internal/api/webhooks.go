@@ -188,8 +188,15 @@ func (h *Handlers) listEndpoints(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if len(c.Request().URI().QueryString()) > 0 {
-		return httpx.BadRequest("This operation takes no query parameters.")
+	vals, err := url.ParseQuery(string(c.Request().URI().QueryString()))
+	if err != nil {
+		return httpx.BadRequest("The query string is malformed.")
+	}
+	for k := range vals {
+		// organization_id is the gateway's (checked there).
+		if k != "organization_id" {
+			return httpx.BadRequest("Query parameter %q is not allowed here.", k)
+		}
 	}
 	eps, err := h.Webhooks.Endpoints(c.UserContext(), wc.owner)
 	if err != nil {

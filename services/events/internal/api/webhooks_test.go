@@ -103,6 +103,12 @@ func TestWebhookEndpointManagement(t *testing.T) {
 	if r.status != 200 || strings.Contains(string(r.body), secret) || !strings.Contains(string(r.body), id) {
 		t.Fatalf("list: %d %s", r.status, r.body)
 	}
+	if r := e.call("GET", base+"?organization_id=0b5a3c1e-8f51-4a0e-9b8e-1c1f0e6d2a09", "client-1", manage, nil); r.status != 200 || !strings.Contains(string(r.body), id) {
+		t.Fatalf("list with organization_id: %d %s", r.status, r.body)
+	}
+	if r := e.call("GET", base+"?limit=5", "client-1", manage, nil); r.status != 400 {
+		t.Fatalf("list with an unknown parameter: %d", r.status)
+	}
 	if r := e.call("GET", base, "client-2", manage, nil); r.status != 200 || string(r.body) != `{"data":[]}` {
 		t.Fatalf("another client's list: %s", r.body)
 	}
