@@ -54,8 +54,8 @@ func TestDocumentLoadsAndValidatesAsOpenAPI31(t *testing.T) {
 			}
 		}
 	}
-	if ops != 26 {
-		t.Errorf("%d operations documented, want 22 partner operations, the accounting summary and events feed extensions + 2 metadata", ops)
+	if ops != 35 {
+		t.Errorf("%d operations documented, want 22 partner operations, the accounting summary, events feed and 9 webhook endpoint extensions + 2 metadata", ops)
 	}
 }
 

@@ -12,6 +12,7 @@ const (
 	ScopeMenuStructure    = "svc.menu.structure.write"
 	ScopeMenuPublish      = "svc.menu.publish.write"
 	ScopeCatalogImport    = "svc.catalog.import.write"
+	ScopeWebhooksManage   = "svc.webhooks.manage"
 )
 
 // Scope is one scope with the plain words an owner reads on the consent page.
@@ -29,6 +30,7 @@ var Scopes = []Scope{
 	{ScopeMenuStructure, "Create draft menus and edit draft items"},
 	{ScopeMenuPublish, "Choose which menu is live on the POS and for online ordering"},
 	{ScopeCatalogImport, "Import new items into a draft menu"},
+	{ScopeWebhooksManage, "Send the changes you allow it to read to the application's web address as they happen"},
 }
 
 // ScopeNames lists the names of Scopes, in order.

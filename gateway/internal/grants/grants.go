@@ -7,7 +7,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -90,10 +89,10 @@ func (g *Grant) Organization(id string) *Organization {
 }
 
 // ErrNotFound means identity does not know the grant.
-var ErrNotFound = errors.New("grant not found")
+var ErrNotFound = internalctx.ErrNotFound
 
 // ErrUnavailable means identity could not be asked.
-var ErrUnavailable = errors.New("identity unavailable")
+var ErrUnavailable = internalctx.ErrUnavailable
 
 // Caller is who asks identity, for its internal context.
 type Caller struct {
@@ -164,28 +163,11 @@ func (s *Store) put(id string, e entry, now time.Time) {
 }
 
 func (s *Store) fetch(ctx context.Context, who Caller) (*Grant, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.base+"/internal/v1/grants/"+url.PathEscape(who.GrantID), nil)
+	var g Grant
+	err := internalctx.GetJSON(ctx, s.client, s.keys, s.base+"/internal/v1/grants/"+url.PathEscape(who.GrantID),
+		internalctx.Context{ClientID: who.ClientID, UserID: who.UserID, GrantID: who.GrantID, RequestID: who.RequestID}, &g)
 	if err != nil {
 		return nil, err
-	}
-	req.Header.Set("Accept", "application/json")
-	req.Header.Set("X-Request-Id", who.RequestID)
-	req.Header.Set(internalctx.Header, s.keys.Sign(internalctx.Context{ClientID: who.ClientID, UserID: who.UserID, GrantID: who.GrantID, RequestID: who.RequestID}))
-	resp, err := s.client.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrUnavailable, err)
-	}
-	defer resp.Body.Close()
-	switch resp.StatusCode {
-	case http.StatusOK:
-	case http.StatusNotFound:
-		return nil, ErrNotFound
-	default:
-		return nil, fmt.Errorf("%w: grant lookup answered %d", ErrUnavailable, resp.StatusCode)
-	}
-	var g Grant
-	if err := json.NewDecoder(http.MaxBytesReader(nil, resp.Body, 8<<20)).Decode(&g); err != nil {
-		return nil, fmt.Errorf("%w: decode grant: %w", ErrUnavailable, err)
 	}
 	return &g, nil
 }

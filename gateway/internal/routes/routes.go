@@ -101,6 +101,7 @@ func Table(ns NamingSet) []Operation {
 	menuStructure := with(contracts.ScopeMenuRead, contracts.ScopeMenuStructure)
 	menuPublish := with(contracts.ScopeMenuRead, contracts.ScopeMenuPublish)
 	catalog := with(contracts.ScopeMenuRead, contracts.ScopeCatalogImport)
+	webhooks := with(contracts.ScopeWebhooksManage)
 	rest := func(id, method, path string, svc Service, write bool, scopes []string, uuids ...string) Operation {
 		return Operation{ID: id, Method: method, Path: r + path, Scopes: scopes, Service: svc, Write: write,
 			RestaurantScoped: true, UUIDParams: append([]string{"restaurantId"}, uuids...)}
@@ -139,10 +140,26 @@ func Table(ns NamingSet) []Operation {
 		// Our extension: the restaurant's numbered event log. Reading it
 		// needs the restaurant; each event's own scopes filter what it shows.
 		rest("listRestaurantEvents", "GET", "/events", Events, false, read),
+
+		// Our extension: webhook endpoints the partner manages. Each
+		// endpoint's event types stay within what the grant can read,
+		// checked again at every delivery.
+		rest("createWebhookEndpoint", "POST", "/webhook-endpoints", Events, true, webhooks),
+		rest("listWebhookEndpoints", "GET", "/webhook-endpoints", Events, false, webhooks),
+		rest("updateWebhookEndpoint", "PATCH", "/webhook-endpoints/{endpointId}", Events, true, webhooks, "endpointId"),
+		rest("deleteWebhookEndpoint", "DELETE", "/webhook-endpoints/{endpointId}", Events, true, webhooks, "endpointId"),
+		rest("rotateWebhookEndpointSecret", "POST", "/webhook-endpoints/{endpointId}/rotate-secret", Events, true, webhooks, "endpointId"),
+		rest("sendWebhookTestEvent", "POST", "/webhook-endpoints/{endpointId}/test", Events, true, webhooks, "endpointId"),
+		rest("listWebhookDeliveries", "GET", "/webhook-endpoints/{endpointId}/deliveries", Events, false, webhooks, "endpointId"),
+		rest("retryWebhookDelivery", "POST", "/webhook-endpoints/{endpointId}/deliveries/{deliveryId}/retry", Events, true, webhooks, "endpointId"),
+		rest("replayWebhookEvents", "POST", "/webhook-endpoints/{endpointId}/replay", Events, true, webhooks, "endpointId"),
 	}
 	for i := range ops {
-		if ops[i].ID == "getOrder" {
+		switch ops[i].ID {
+		case "getOrder":
 			ops[i].OpaqueParams = []string{"orderId"}
+		case "retryWebhookDelivery":
+			ops[i].OpaqueParams = []string{"deliveryId"}
 		}
 	}
 	return ops

@@ -53,7 +53,7 @@ const (
 
 var allScopes = []string{"svc.restaurant.read", "svc.organization.read", "svc.orders.read", "svc.accounting.read",
 	"svc.analytics.read", "svc.accounting.corrections.write", "svc.menu.read", "svc.menu.structure.write",
-	"svc.menu.publish.write", "svc.catalog.import.write"}
+	"svc.menu.publish.write", "svc.catalog.import.write", "svc.webhooks.manage"}
 
 // identity stands in for the identity service: JWKS from a test key and
 // grants from a map, exactly as its contract says.

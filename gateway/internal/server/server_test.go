@@ -24,9 +24,10 @@ const menuUUID = "55555555-5555-4555-8555-555555555555"
 // concrete fills an operation's path template for restaurant rid.
 func concrete(op routes.Operation, rid string) string {
 	p := strings.ReplaceAll(op.Path, "{restaurantId}", rid)
-	for _, name := range []string{"{menuId}", "{menuPublicId}", "{catalogItemId}", "{menuItemPublicId}"} {
+	for _, name := range []string{"{menuId}", "{menuPublicId}", "{catalogItemId}", "{menuItemPublicId}", "{endpointId}"} {
 		p = strings.ReplaceAll(p, name, menuUUID)
 	}
+	p = strings.ReplaceAll(p, "{deliveryId}", "1042")
 	return strings.ReplaceAll(p, "{orderId}", "ord-1")
 }
 
@@ -558,7 +559,7 @@ func TestOAuthSurfaceIsProxiedWithoutBearerAuth(t *testing.T) {
 	var md map[string]any
 	_ = json.Unmarshal(r.body, &md)
 	if r.status != 200 || md["resource"] != audience || fmt.Sprint(md["authorization_servers"]) != "["+baseURL+"]" ||
-		fmt.Sprint(md["bearer_methods_supported"]) != "[header]" || len(md["scopes_supported"].([]any)) != 10 {
+		fmt.Sprint(md["bearer_methods_supported"]) != "[header]" || len(md["scopes_supported"].([]any)) != 11 {
 		t.Errorf("metadata %s", r.body)
 	}
 	if r := g.do(t, "GET", "/v1/openapi.json", "", nil); r.status != 200 || r.env["openapi"] != "3.1.0" {

@@ -7,6 +7,8 @@ import (
 	"embed"
 
 	"github.com/pressly/goose/v3"
+
+	"partnerapi.dev/pkg/idempotency"
 )
 
 // FS is the embedded migration files.
@@ -14,5 +16,6 @@ import (
 //go:embed *.sql
 var FS embed.FS
 
-// Go are the migrations written in Go, applied with FS (none yet).
-func Go() []*goose.Migration { return nil }
+// Go are the migrations written in Go, applied with FS: the idempotency keys
+// of the webhook endpoint writes.
+func Go() []*goose.Migration { return []*goose.Migration{idempotency.Migration(3)} }

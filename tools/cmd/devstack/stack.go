@@ -50,6 +50,11 @@ func (s *stack) env(p registry.Process) []string {
 	for _, c := range s.reg.Callees(p) {
 		env = append(env, c.Upstream.URLEnv+"="+s.url(c.Name))
 	}
+	if p.Name == "events" {
+		// Local runs only: webhook endpoints may be http://127.0.0.1, so
+		// bin/webhookreceiver can receive the demo restaurant's events.
+		env = append(env, "WEBHOOKS_ALLOW_LOOPBACK=true")
+	}
 	if p.Gateway {
 		for _, u := range s.reg.Upstreams() {
 			env = append(env, u.Upstream.URLEnv+"="+s.url(u.Name))
@@ -227,7 +232,7 @@ func (s *stack) printWelcome(ctx context.Context) error {
 	out, err := exec.CommandContext(ctx, filepath.Join(s.bin, "partnerctl"), "token",
 		"--base-url", s.baseURL, "--email", seed.OwnerEmail, "--password", seed.DemoPassword,
 		"--client-id", seed.DemoClientID, "--redirect-uri", seed.DemoRedirectURI,
-		"--scope", "svc.restaurant.read svc.orders.read svc.accounting.read svc.menu.read", "--json").Output()
+		"--scope", "svc.restaurant.read svc.orders.read svc.accounting.read svc.menu.read svc.webhooks.manage", "--json").Output()
 	if err != nil {
 		var ee *exec.ExitError
 		if errors.As(err, &ee) {
@@ -271,6 +276,17 @@ Try:
   curl -s -H "Authorization: Bearer $TOKEN" "%[1]s/v1/restaurants/%[8]s/orders?limit=3"
   curl -s -H "Authorization: Bearer $TOKEN" %[1]s/v1/restaurants/%[8]s/menus
   curl -s %[1]s/.well-known/oauth-authorization-server
+
+Watch the demo restaurant's events (numbered from 1; waits up to 30 s for the next one):
+
+  curl -s -H "Authorization: Bearer $TOKEN" "%[1]s/v1/restaurants/%[8]s/events?after=0&wait=30"
+
+Receive them as signed webhooks (local runs accept http://127.0.0.1 endpoints):
+
+  curl -s -H "Authorization: Bearer $TOKEN" -H "Content-Type: application/json" \
+    -d '{"url":"http://127.0.0.1:8099/","eventTypes":["order.created","order.updated","menu.updated"],"idempotencyKey":"'$(python3 -c 'import uuid; print(uuid.uuid4())')'"}' \
+    %[1]s/v1/restaurants/%[8]s/webhook-endpoints
+  WEBHOOK_SECRET=<the secret of that answer> bin/webhookreceiver --addr 127.0.0.1:8099
 
 Approve the demo partner yourself:
 

@@ -1,7 +1,8 @@
 // Command events numbers each restaurant's events and serves the pull feed,
 // and migrates the events schema.
 //
-//	events [serve]    answer HTTP on HTTP_ADDR (metrics on INTERNAL_HTTP_ADDR), keep partitions
+//	events [serve]    answer HTTP on HTTP_ADDR (metrics on INTERNAL_HTTP_ADDR), keep partitions,
+//	                  send webhooks
 //	events migrate    apply the schema migrations
 package main
 
@@ -9,6 +10,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"time"
 
 	"partnerapi.dev/pkg/config"
@@ -19,6 +21,7 @@ import (
 	"partnerapi.dev/pkg/telemetry"
 	"partnerapi.dev/services/events/internal/api"
 	eventsconfig "partnerapi.dev/services/events/internal/config"
+	"partnerapi.dev/services/events/internal/delivery"
 	"partnerapi.dev/services/events/internal/store"
 	"partnerapi.dev/services/events/migrations"
 )
@@ -58,7 +61,13 @@ func serve(ctx context.Context) error {
 	bg, stop := context.WithCancel(ctx)
 	go listener.Run(bg)
 	go keepRetention(bg, st, cfg.RetentionInterval)
-	h := &api.Handlers{Repo: st, Notify: listener, Keys: keys, Token: cfg.EventsToken.Reveal()}
+	worker := &delivery.Worker{Repo: st, Client: delivery.Client(cfg.WebhooksAllowLoopback), Batch: 4 * cfg.WebhookParallel, Parallel: cfg.WebhookParallel,
+		Grants: &delivery.Grants{IdentityURL: cfg.IdentityURL, Keys: keys, Client: &http.Client{Timeout: 5 * time.Second}, TTL: cfg.WebhookGrantCacheTTL}}
+	if cfg.WebhooksAllowLoopback {
+		slog.Warn("WEBHOOKS_ALLOW_LOOPBACK is set: webhooks may reach loopback addresses; never set it where partners create endpoints")
+	}
+	go worker.Run(bg, time.Second)
+	h := &api.Handlers{Repo: st, Webhooks: st, Notify: listener, Keys: keys, Token: cfg.EventsToken.Reveal(), AllowLoopbackHTTP: cfg.WebhooksAllowLoopback}
 	ready := []httpx.Check{{Name: "database", Fn: db.Ping}}
 	return lifecycle.Serve(ctx, []lifecycle.Listener{{App: h.App(ready), Addr: cfg.HTTPAddr}, {App: api.Internal(ready, tel.Handler()), Addr: cfg.InternalHTTPAddr}},
 		lifecycle.Closer{Name: "background", Fn: func(context.Context) error { stop(); return nil }},

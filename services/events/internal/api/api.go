@@ -7,7 +7,6 @@ package api
 
 import (
 	"crypto/subtle"
-	"encoding/json"
 	"errors"
 	"net/http"
 	"net/url"
@@ -28,11 +27,17 @@ const AppendBodyLimit = 32 << 20
 
 // Handlers serves the events API.
 type Handlers struct {
-	Repo   domain.Repository
-	Notify domain.Notifier
+	Repo     domain.Repository
+	Webhooks domain.WebhookRepository
+	Notify   domain.Notifier
 	Keys   *internalctx.Keyring
 	// Token is EVENTS_TOKEN, the relays' bearer token.
 	Token string
+	// AllowLoopbackHTTP accepts http:// endpoint URLs on loopback (a test
+	// setting, WEBHOOKS_ALLOW_LOOPBACK).
+	AllowLoopbackHTTP bool
+	// Now is the clock of webhook writes (time.Now when nil).
+	Now func() time.Time
 }
 
 // Routes registers the service's routes.
@@ -40,6 +45,7 @@ func (h *Handlers) Routes(r fiber.Router) {
 	r.Post(contracts.EventsAppendPath, h.append)
 	g := r.Group("/v1/restaurants/:restaurantId", internalctx.Require(h.Keys))
 	g.Get("/events", h.feed)
+	h.webhookRoutes(g)
 }
 
 // App builds the public application (used by serve and by tests). Its write
@@ -78,14 +84,7 @@ func (h *Handlers) append(c *fiber.Ctx) error {
 	return c.JSON(fiber.Map{"data": contracts.EventAppendResult{Appended: res.Appended, Duplicates: res.Duplicates}})
 }
 
-type eventView struct {
-	ID           string          `json:"id"`
-	Type         string          `json:"type"`
-	Timestamp    time.Time       `json:"timestamp"`
-	RestaurantID string          `json:"restaurantId"`
-	Seq          int64           `json:"seq"`
-	Data         json.RawMessage `json:"data"`
-}
+type eventView = domain.EventEnvelope
 
 type feedView struct {
 	Events    []eventView `json:"events"`
@@ -117,7 +116,7 @@ func (h *Handlers) feed(c *fiber.Ctx) error {
 	out := feedView{Events: make([]eventView, len(page.Events)), NextAfter: page.NextAfter, HasMore: page.HasMore,
 		HeadSeq: page.HeadSeq, OldestSeq: page.OldestSeq}
 	for i, e := range page.Events {
-		out.Events[i] = eventView{ID: e.ID, Type: e.Type, Timestamp: e.OccurredAt, RestaurantID: e.RestaurantID, Seq: e.Seq, Data: e.Data}
+		out.Events[i] = e.Envelope()
 	}
 	return c.JSON(fiber.Map{"data": out})
 }

@@ -87,3 +87,30 @@ func BenchmarkAppendOne(b *testing.B) {
 		e.appendOK(ev(restA, contracts.EventOrderCreated))
 	}
 }
+
+// One relay call of one event for a restaurant with 20 webhook endpoints,
+// 5 of them subscribed to its type: the append also queues 5 deliveries
+// in its transaction.
+func BenchmarkAppendOneWithWebhookEndpoints(b *testing.B) {
+	e := benchEnv(b)
+	for i := range 20 {
+		typ := contracts.EventMenuUpdated
+		if i%4 == 0 {
+			typ = contracts.EventOrderCreated
+		}
+		if err := e.db.Gorm.Exec(`INSERT INTO webhook_endpoints (id, restaurant_id, client_id, grant_id, url, event_types, secret, created_at, updated_at)
+VALUES (gen_random_uuid(), ?, 'client-1', 'g', 'https://example.com/h', ?::jsonb, 'whsec_AAAA', now(), now())`, restA, `["`+typ+`"]`).Error; err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		e.appendOK(ev(restA, contracts.EventOrderCreated))
+	}
+	b.StopTimer()
+	var n int64
+	e.db.Gorm.Raw(`SELECT count(*) FROM webhook_deliveries`).Scan(&n)
+	if n != int64(5*b.N) {
+		b.Fatalf("%d deliveries queued for %d appends", n, b.N)
+	}
+}

@@ -75,7 +75,7 @@ func newEnv(t testing.TB) *env {
 	done := make(chan struct{})
 	go func() { l.Run(ctx); close(done) }()
 	t.Cleanup(func() { cancel(); <-done; _ = db.Close(ctx) })
-	h := &api.Handlers{Repo: e.store, Notify: l, Keys: keys, Token: token}
+	h := &api.Handlers{Repo: e.store, Webhooks: e.store, Notify: l, Keys: keys, Token: token, AllowLoopbackHTTP: true, Now: e.now}
 	e.app = h.App(nil)
 	return e
 }

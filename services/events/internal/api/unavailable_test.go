@@ -17,7 +17,7 @@ import (
 
 // With the database unreachable, the feed answers 503 service_unavailable
 // (a long poll too, at once) and an append 503 capability_disabled, with no
-// internals in the body.
+// internals in the body; webhook endpoint reads and writes the same.
 func TestDatabaseUnavailable(t *testing.T) {
 	ctx := context.Background()
 	db, err := database.Open(ctx, database.Config{URL: config.Secret("postgres://postgres@127.0.0.1:1/none?sslmode=disable&connect_timeout=2")}, "events")
@@ -26,7 +26,8 @@ func TestDatabaseUnavailable(t *testing.T) {
 	}
 	defer db.Close(ctx)
 	keys, _ := internalctx.ParseKeys("k1:" + base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{7}, 32)))
-	h := &api.Handlers{Repo: &store.Store{DB: db.Gorm}, Notify: &store.Listener{}, Keys: keys, Token: token}
+	st := &store.Store{DB: db.Gorm}
+	h := &api.Handlers{Repo: st, Webhooks: st, Notify: &store.Listener{}, Keys: keys, Token: token}
 	e := &env{t: t, app: h.App(nil), keys: keys}
 	for _, q := range []string{"", "?wait=5"} {
 		r, _ := e.feed("/v1/restaurants/"+restA+"/events"+q, allScopes)
@@ -37,5 +38,15 @@ func TestDatabaseUnavailable(t *testing.T) {
 	r := e.appendRaw(token, contracts.EventAppend{Source: "orders", Events: []contracts.EventRecord{ev(restA, contracts.EventOrderCreated)}})
 	if r.status != 503 || r.json(t)["error"] != "capability_disabled" || strings.Contains(string(r.body), "127.0.0.1") {
 		t.Fatalf("append: %d %s", r.status, r.body)
+	}
+	base := "/v1/restaurants/" + restA + "/webhook-endpoints"
+	r = e.call("GET", base, "client-1", manage, nil)
+	if r.status != 503 || r.json(t)["error"] != "service_unavailable" {
+		t.Fatalf("list endpoints: %d %s", r.status, r.body)
+	}
+	r = e.call("POST", base, "client-1", manage, map[string]any{"url": "https://example.com/h", "eventTypes": []string{"order.created"},
+		"idempotencyKey": "11111111-1111-4111-8111-111111111111"})
+	if r.status != 503 || r.json(t)["error"] != "capability_disabled" || strings.Contains(string(r.body), "127.0.0.1") {
+		t.Fatalf("create endpoint: %d %s", r.status, r.body)
 	}
 }

@@ -4,6 +4,8 @@ package config
 
 import (
 	"errors"
+	"net/url"
+	"strings"
 	"time"
 
 	"partnerapi.dev/pkg/config"
@@ -28,6 +30,18 @@ type Serve struct {
 	// RetentionInterval is how often serve drops partitions past the
 	// retention and creates the coming ones.
 	RetentionInterval time.Duration `env:"EVENTS_RETENTION_INTERVAL, default=1h"`
+	// IdentityURL is identity's base URL: each webhook delivery checks the
+	// endpoint's grant there first.
+	IdentityURL string `env:"IDENTITY_URL, required"`
+	// WebhookParallel is how many deliveries one replica sends at once.
+	WebhookParallel int `env:"WEBHOOK_PARALLEL, default=16"`
+	// WebhookGrantCacheTTL is how long a grant read from identity is
+	// reused: a revocation stops deliveries within it.
+	WebhookGrantCacheTTL time.Duration `env:"WEBHOOK_GRANT_CACHE_TTL, default=5s"`
+	// WebhooksAllowLoopback lets endpoints be http:// on loopback and lets
+	// deliveries reach loopback addresses. For tests and local runs only:
+	// never set it where partners create endpoints.
+	WebhooksAllowLoopback bool `env:"WEBHOOKS_ALLOW_LOOPBACK, default=false"`
 }
 
 // Validate checks the secrets' shapes.
@@ -37,6 +51,17 @@ func (c *Serve) Validate() error {
 	}
 	if len(c.EventsToken.Reveal()) < 16 {
 		return errors.New("EVENTS_TOKEN must be at least 16 characters")
+	}
+	u, err := url.Parse(c.IdentityURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return errors.New("IDENTITY_URL must be an http(s) URL")
+	}
+	c.IdentityURL = strings.TrimSuffix(c.IdentityURL, "/")
+	if c.WebhookParallel < 1 || c.WebhookParallel > 256 {
+		return errors.New("WEBHOOK_PARALLEL must be from 1 to 256")
+	}
+	if c.WebhookGrantCacheTTL < 0 || c.WebhookGrantCacheTTL > time.Minute {
+		return errors.New("WEBHOOK_GRANT_CACHE_TTL must be from 0 to 1m")
 	}
 	if c.RetentionInterval < time.Minute {
 		return errors.New("EVENTS_RETENTION_INTERVAL must be at least 1m")

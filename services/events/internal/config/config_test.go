@@ -12,14 +12,22 @@ import (
 
 func TestValidate(t *testing.T) {
 	keys := pkgconfig.Secret("k1:" + base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{1}, 32)))
-	good := config.Serve{InternalContextKeys: keys, EventsToken: "0123456789abcdef", RetentionInterval: time.Hour}
+	good := config.Serve{InternalContextKeys: keys, EventsToken: "0123456789abcdef", RetentionInterval: time.Hour,
+		IdentityURL: "http://127.0.0.1:8081/", WebhookParallel: 16, WebhookGrantCacheTTL: 5 * time.Second}
 	if err := good.Validate(); err != nil {
 		t.Fatal(err)
+	}
+	if good.IdentityURL != "http://127.0.0.1:8081" {
+		t.Fatalf("IDENTITY_URL kept its trailing slash: %q", good.IdentityURL)
 	}
 	for name, f := range map[string]func(*config.Serve){
 		"short token":    func(c *config.Serve) { c.EventsToken = "short" },
 		"bad keys":       func(c *config.Serve) { c.InternalContextKeys = "nope" },
 		"tight interval": func(c *config.Serve) { c.RetentionInterval = time.Second },
+		"no identity":    func(c *config.Serve) { c.IdentityURL = "" },
+		"identity path":  func(c *config.Serve) { c.IdentityURL = "identity:8081" },
+		"no parallel":    func(c *config.Serve) { c.WebhookParallel = 0 },
+		"long grant ttl": func(c *config.Serve) { c.WebhookGrantCacheTTL = time.Hour },
 	} {
 		c := good
 		f(&c)

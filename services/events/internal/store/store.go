@@ -157,6 +157,9 @@ RETURNING last_seq, last_stored_at`, r, len(evs), now).Scan(&head).Error
 		if err := tx.CreateInBatches(rows, 200).Error; err != nil {
 			return res, err
 		}
+		if err := enqueueDeliveries(tx, now, rows); err != nil {
+			return res, err
+		}
 	}
 	return res, nil
 }
@@ -289,6 +292,10 @@ WHERE p.relname = 'events' AND n.nspname = current_schema() ORDER BY c.relname`)
 		return res, err
 	}
 	cutoff := now.UTC().Add(-domain.Retention)
+	// Finished deliveries are history kept as long as the log.
+	if err := s.DB.WithContext(ctx).Exec(`DELETE FROM webhook_deliveries WHERE status <> 'pending' AND created_at < ?`, cutoff).Error; err != nil {
+		return res, err
+	}
 	var drop []string
 	keepFrom := time.Time{}
 	for _, n := range names {

@@ -30,7 +30,7 @@ const (
 // two together.
 
 // Scope is one scope of the API.
-// +kubebuilder:validation:Enum=svc.restaurant.read;svc.organization.read;svc.orders.read;svc.accounting.read;svc.analytics.read;svc.accounting.corrections.write;svc.menu.read;svc.menu.structure.write;svc.menu.publish.write;svc.catalog.import.write
+// +kubebuilder:validation:Enum=svc.restaurant.read;svc.organization.read;svc.orders.read;svc.accounting.read;svc.analytics.read;svc.accounting.corrections.write;svc.menu.read;svc.menu.structure.write;svc.menu.publish.write;svc.catalog.import.write;svc.webhooks.manage
 type Scope string
 
 // SecretReference names the Secret holding a confidential client's secret, in the
