@@ -36,7 +36,7 @@ var migrations = fstest.MapFS{
 		"INSERT INTO versions SELECT 'r' || g, 0 FROM generate_series(1, 5) g;\n-- +goose Down\nDROP TABLE versions;\n")},
 }
 
-func openDB(t *testing.T) *database.DB {
+func openDB(t testing.TB) *database.DB {
 	t.Helper()
 	url := testenv.NewDatabase(t, "outbox", database.MigrateURL("svc", migrations, outbox.Migration(2)))
 	db, err := database.Open(context.Background(), database.Config{URL: config.Secret(url), MaxOpenConns: 30}, "svc")

@@ -59,7 +59,12 @@ type env struct {
 
 func newEnv(t testing.TB) *env {
 	t.Helper()
-	u := testenv.NewDatabase(t, "events", database.MigrateURL("events", migrations.FS, migrations.Go()...))
+	return newEnvAt(t, testenv.NewDatabase(t, "events", database.MigrateURL("events", migrations.FS, migrations.Go()...)))
+}
+
+// newEnvAt serves the migrated events database at u.
+func newEnvAt(t testing.TB, u string) *env {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	db, err := database.Open(ctx, database.Config{URL: config.Secret(u)}, "events")
 	if err != nil {
