@@ -62,6 +62,7 @@ func serve(ctx context.Context) error {
 	go listener.Run(bg)
 	go keepRetention(bg, st, cfg.RetentionInterval)
 	worker := &delivery.Worker{Repo: st, Client: delivery.Client(cfg.WebhooksAllowLoopback), Batch: 4 * cfg.WebhookParallel, Parallel: cfg.WebhookParallel,
+		Wake:   listener.Appended(),
 		Grants: &delivery.Grants{IdentityURL: cfg.IdentityURL, Keys: keys, Client: &http.Client{Timeout: 5 * time.Second}, TTL: cfg.WebhookGrantCacheTTL}}
 	if cfg.WebhooksAllowLoopback {
 		slog.Warn("WEBHOOKS_ALLOW_LOOPBACK is set: webhooks may reach loopback addresses; never set it where partners create endpoints")

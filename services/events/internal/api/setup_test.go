@@ -49,7 +49,9 @@ type env struct {
 	keys  *internalctx.Keyring
 	db    *database.DB
 	store *store.Store
-	dsn   string
+	// listener wakes long polls (and, in a benchmark, the webhook worker).
+	listener *store.Listener
+	dsn      string
 	// clock is the store's clock; tests move it.
 	mu    sync.Mutex
 	clock time.Time
@@ -77,6 +79,7 @@ func newEnvAt(t testing.TB, u string) *env {
 	e := &env{t: t, keys: keys, db: db, dsn: u, clock: time.Now().UTC()}
 	e.store = &store.Store{DB: db.Gorm, Now: e.now}
 	l := &store.Listener{URL: u}
+	e.listener = l
 	done := make(chan struct{})
 	go func() { l.Run(ctx); close(done) }()
 	t.Cleanup(func() { cancel(); <-done; _ = db.Close(ctx) })

@@ -33,6 +33,9 @@ type Worker struct {
 	// sent at once.
 	Batch    int
 	Parallel int
+	// Wake, when set, ends a wait between polls early: it receives after
+	// appends, which may have queued deliveries due now.
+	Wake <-chan struct{}
 }
 
 // lease is how long a claimed delivery is hidden from other workers: more
@@ -54,7 +57,7 @@ func (w *Worker) rnd() float64 {
 }
 
 // Run sends due deliveries until ctx ends, looking for more every poll when
-// the queue is empty.
+// the queue is empty, or at once when Wake receives.
 func (w *Worker) Run(ctx context.Context, poll time.Duration) {
 	for ctx.Err() == nil {
 		n, err := w.RunOnce(ctx)
@@ -66,6 +69,7 @@ func (w *Worker) Run(ctx context.Context, poll time.Duration) {
 		}
 		select {
 		case <-ctx.Done():
+		case <-w.Wake:
 		case <-time.After(poll):
 		}
 	}

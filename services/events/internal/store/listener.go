@@ -18,6 +18,20 @@ type Listener struct {
 
 	mu   sync.Mutex
 	subs map[string]map[chan struct{}]struct{}
+	any  chan struct{}
+}
+
+// Appended returns a channel that receives after appends to any restaurant
+// (one wake-up for several appends that arrive together): the webhook
+// worker waits on it, so a delivery queued by an append is sent at once
+// instead of at the worker's next poll.
+func (l *Listener) Appended() <-chan struct{} {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.any == nil {
+		l.any = make(chan struct{}, 1)
+	}
+	return l.any
 }
 
 // Subscribe implements domain.Notifier.
@@ -45,6 +59,12 @@ func (l *Listener) Subscribe(restaurantID string) (<-chan struct{}, func()) {
 func (l *Listener) wake(restaurantID string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.any != nil {
+		select {
+		case l.any <- struct{}{}:
+		default: // already woken
+		}
+	}
 	for ch := range l.subs[restaurantID] {
 		select {
 		case ch <- struct{}{}:

@@ -1,0 +1,134 @@
+package api_test
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"testing/fstest"
+	"time"
+
+	"gorm.io/gorm"
+
+	"partnerapi.dev/pkg/config"
+	"partnerapi.dev/pkg/database"
+	"partnerapi.dev/pkg/internalctx"
+	"partnerapi.dev/pkg/outbox"
+	"partnerapi.dev/pkg/testenv"
+	"partnerapi.dev/pkg/webhooksig"
+	"partnerapi.dev/services/contracts"
+	"partnerapi.dev/services/contracts/eventsclient"
+	"partnerapi.dev/services/events/internal/delivery"
+)
+
+// BenchmarkCommitToWebhook measures, one write at a time, the delay from
+// the commit of a write that records an event in its outbox to the
+// webhook's arrival at a receiver: a writing service's schema with the
+// real relay (eventsclient.StartRelay), the events service's append API on
+// a real HTTP listener, the webhook worker as serve runs it (1 s poll) and a
+// loopback receiver. Identity's grant lookup is answered by an in-test
+// server (cached 5 s, as in production). "notify": the worker wakes on the
+// appends' NOTIFY; "poll": the worker only polls, for comparison.
+func BenchmarkCommitToWebhook(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		wake bool
+	}{{"notify", true}, {"poll", false}} {
+		b.Run(c.name, func(b *testing.B) { benchCommitToWebhook(b, c.wake) })
+	}
+}
+
+func benchCommitToWebhook(b *testing.B, wake bool) {
+	e := newEnv(b)
+	e.skipSpec = true
+	e.store.Now = nil // real time: the worker compares due times with its clock
+	ctx, cancel := context.WithCancel(context.Background())
+	b.Cleanup(cancel)
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	go func() { _ = e.app.Listener(ln) }()
+	b.Cleanup(func() { _ = e.app.Shutdown() })
+
+	var mu sync.Mutex
+	arrived := map[string]chan time.Time{}
+	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		at := time.Now()
+		mu.Lock()
+		ch := arrived[r.Header.Get("webhook-id")]
+		mu.Unlock()
+		if ch != nil {
+			ch <- at
+		}
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	b.Cleanup(receiver.Close)
+
+	grant := contracts.Grant{GrantID: "g", ClientID: "client-1", ClientStatus: "approved", Status: "active",
+		ExpiresAt: time.Now().Add(24 * time.Hour), Scopes: allScopes, Boundary: "restaurant",
+		Restaurants: []contracts.GrantRestaurant{{RestaurantID: restA}}}
+	identity := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, err := e.keys.Verify(r.Header.Get(internalctx.Header)); err != nil {
+			http.NotFound(w, r)
+			return
+		}
+		_ = json.NewEncoder(w).Encode(grant)
+	}))
+	b.Cleanup(identity.Close)
+	// previous_until as the store writes it (the column's -infinity
+	// default does not scan into a time.Time).
+	if err := e.db.Gorm.Exec(`INSERT INTO webhook_endpoints (id, restaurant_id, client_id, grant_id, url, event_types, secret, previous_until, created_at, updated_at)
+VALUES (gen_random_uuid(), ?, 'client-1', 'g', ?, '["menu.updated"]'::jsonb, ?, now(), now(), now())`, restA, receiver.URL+"/hook", webhooksig.NewSecret()).Error; err != nil {
+		b.Fatal(err)
+	}
+	w := &delivery.Worker{Repo: e.store, Client: delivery.Client(true), Batch: 64, Parallel: 16,
+		Grants: &delivery.Grants{IdentityURL: identity.URL, Keys: e.keys, Client: identity.Client(), TTL: 5 * time.Second}}
+	if wake {
+		w.Wake = e.listener.Appended()
+	}
+	workerDone := make(chan struct{})
+	go func() { w.Run(ctx, time.Second); close(workerDone) }()
+	b.Cleanup(func() { cancel(); <-workerDone })
+
+	// The writing service: its own database with an outbox and its relay.
+	wu := testenv.NewDatabase(b, "writer", database.MigrateURL("svc", fstest.MapFS{}, outbox.Migration(1)))
+	wdb, err := database.Open(ctx, database.Config{URL: config.Secret(wu)}, "svc")
+	if err != nil {
+		b.Fatal(err)
+	}
+	relay := eventsclient.StartRelay(ctx, wdb.Gorm, eventsclient.Config{URL: "http://" + ln.Addr().String(), Token: config.Secret(token)}, "bench")
+	b.Cleanup(func() { _ = relay.Fn(context.Background()); _ = wdb.Close(context.Background()) })
+	data := []byte(`{"menu":{"id":"6f1c2b8e-5d0a-4c3e-9f7b-2a1d3c4e5f60","name":"Lunch","activeOnPos":false,"activeOnline":true,"categoryCount":12,"itemCount":180},"itemIds":["a1"]}`)
+
+	write := func() time.Duration {
+		id := outbox.NewID()
+		ch := make(chan time.Time, 2)
+		mu.Lock()
+		arrived[id] = ch
+		mu.Unlock()
+		if err := wdb.Gorm.Transaction(func(tx *gorm.DB) error {
+			return outbox.Record(tx, outbox.Event{ID: id, Type: contracts.EventMenuUpdated, RestaurantID: restA, Data: data})
+		}); err != nil {
+			b.Fatal(err)
+		}
+		committed := time.Now()
+		select {
+		case at := <-ch:
+			return at.Sub(committed)
+		case <-time.After(30 * time.Second):
+			b.Fatalf("event %s not delivered within 30 s", id)
+		}
+		return 0
+	}
+	write() // the relay's and the worker's first connections, the grant cached
+	var lat latencies
+	for b.Loop() {
+		lat = append(lat, write())
+	}
+	lat.report(b)
+}
