@@ -42,32 +42,64 @@ func BenchmarkCommitToWebhook(b *testing.B) {
 }
 
 func benchCommitToWebhook(b *testing.B, wake bool) {
-	e := newEnv(b)
+	p := newPipeline(b, wake, time.Second)
+	write := func() time.Duration {
+		arrived := p.writeAsync()
+		committed := time.Now()
+		select {
+		case at := <-arrived:
+			return at.Sub(committed)
+		case <-time.After(30 * time.Second):
+			b.Fatal("event not delivered within 30 s")
+		}
+		return 0
+	}
+	write() // the relay's and the worker's first connections, the grant cached
+	var lat latencies
+	for b.Loop() {
+		lat = append(lat, write())
+	}
+	lat.report(b)
+}
+
+// pipeline is a writing service's outbox and relay, the events service on
+// a real listener, its webhook worker and a receiver subscribed to
+// menu.updated of restA.
+type pipeline struct {
+	tb      testing.TB
+	writer  *database.DB
+	mu      sync.Mutex
+	arrived map[string]chan time.Time
+}
+
+// newPipeline starts a pipeline whose worker polls every poll and, with
+// wake, also wakes on appends.
+func newPipeline(tb testing.TB, wake bool, poll time.Duration) *pipeline {
+	e := newEnv(tb)
 	e.skipSpec = true
 	e.store.Now = nil // real time: the worker compares due times with its clock
 	ctx, cancel := context.WithCancel(context.Background())
-	b.Cleanup(cancel)
+	tb.Cleanup(cancel)
+	p := &pipeline{tb: tb, arrived: map[string]chan time.Time{}}
 
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	go func() { _ = e.app.Listener(ln) }()
-	b.Cleanup(func() { _ = e.app.Shutdown() })
+	tb.Cleanup(func() { _ = e.app.Shutdown() })
 
-	var mu sync.Mutex
-	arrived := map[string]chan time.Time{}
 	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		at := time.Now()
-		mu.Lock()
-		ch := arrived[r.Header.Get("webhook-id")]
-		mu.Unlock()
+		p.mu.Lock()
+		ch := p.arrived[r.Header.Get("webhook-id")]
+		p.mu.Unlock()
 		if ch != nil {
 			ch <- at
 		}
 		w.WriteHeader(http.StatusNoContent)
 	}))
-	b.Cleanup(receiver.Close)
+	tb.Cleanup(receiver.Close)
 
 	grant := contracts.Grant{GrantID: "g", ClientID: "client-1", ClientStatus: "approved", Status: "active",
 		ExpiresAt: time.Now().Add(24 * time.Hour), Scopes: allScopes, Boundary: "restaurant",
@@ -79,12 +111,12 @@ func benchCommitToWebhook(b *testing.B, wake bool) {
 		}
 		_ = json.NewEncoder(w).Encode(grant)
 	}))
-	b.Cleanup(identity.Close)
+	tb.Cleanup(identity.Close)
 	// previous_until as the store writes it (the column's -infinity
 	// default does not scan into a time.Time).
 	if err := e.db.Gorm.Exec(`INSERT INTO webhook_endpoints (id, restaurant_id, client_id, grant_id, url, event_types, secret, previous_until, created_at, updated_at)
 VALUES (gen_random_uuid(), ?, 'client-1', 'g', ?, '["menu.updated"]'::jsonb, ?, now(), now(), now())`, restA, receiver.URL+"/hook", webhooksig.NewSecret()).Error; err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	w := &delivery.Worker{Repo: e.store, Client: delivery.Client(true), Batch: 64, Parallel: 16,
 		Grants: &delivery.Grants{IdentityURL: identity.URL, Keys: e.keys, Client: identity.Client(), TTL: 5 * time.Second}}
@@ -92,43 +124,34 @@ VALUES (gen_random_uuid(), ?, 'client-1', 'g', ?, '["menu.updated"]'::jsonb, ?, 
 		w.Wake = e.listener.Appended()
 	}
 	workerDone := make(chan struct{})
-	go func() { w.Run(ctx, time.Second); close(workerDone) }()
-	b.Cleanup(func() { cancel(); <-workerDone })
+	go func() { w.Run(ctx, poll); close(workerDone) }()
+	tb.Cleanup(func() { cancel(); <-workerDone })
 
 	// The writing service: its own database with an outbox and its relay.
-	wu := testenv.NewDatabase(b, "writer", database.MigrateURL("svc", fstest.MapFS{}, outbox.Migration(1)))
-	wdb, err := database.Open(ctx, database.Config{URL: config.Secret(wu)}, "svc")
+	wu := testenv.NewDatabase(tb, "writer", database.MigrateURL("svc", fstest.MapFS{}, outbox.Migration(1)))
+	p.writer, err = database.Open(ctx, database.Config{URL: config.Secret(wu)}, "svc")
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
-	relay := eventsclient.StartRelay(ctx, wdb.Gorm, eventsclient.Config{URL: "http://" + ln.Addr().String(), Token: config.Secret(token)}, "bench")
-	b.Cleanup(func() { _ = relay.Fn(context.Background()); _ = wdb.Close(context.Background()) })
-	data := []byte(`{"menu":{"id":"6f1c2b8e-5d0a-4c3e-9f7b-2a1d3c4e5f60","name":"Lunch","activeOnPos":false,"activeOnline":true,"categoryCount":12,"itemCount":180},"itemIds":["a1"]}`)
+	relay := eventsclient.StartRelay(ctx, p.writer.Gorm, eventsclient.Config{URL: "http://" + ln.Addr().String(), Token: config.Secret(token)}, "bench")
+	tb.Cleanup(func() { _ = relay.Fn(context.Background()); _ = p.writer.Close(context.Background()) })
+	return p
+}
 
-	write := func() time.Duration {
-		id := outbox.NewID()
-		ch := make(chan time.Time, 2)
-		mu.Lock()
-		arrived[id] = ch
-		mu.Unlock()
-		if err := wdb.Gorm.Transaction(func(tx *gorm.DB) error {
-			return outbox.Record(tx, outbox.Event{ID: id, Type: contracts.EventMenuUpdated, RestaurantID: restA, Data: data})
-		}); err != nil {
-			b.Fatal(err)
-		}
-		committed := time.Now()
-		select {
-		case at := <-ch:
-			return at.Sub(committed)
-		case <-time.After(30 * time.Second):
-			b.Fatalf("event %s not delivered within 30 s", id)
-		}
-		return 0
+var pipelineData = []byte(`{"menu":{"id":"6f1c2b8e-5d0a-4c3e-9f7b-2a1d3c4e5f60","name":"Lunch","activeOnPos":false,"activeOnline":true,"categoryCount":12,"itemCount":180},"itemIds":["a1"]}`)
+
+// writeAsync commits a write recording one menu.updated event and returns
+// the channel that receives the time its webhook arrives.
+func (p *pipeline) writeAsync() <-chan time.Time {
+	id := outbox.NewID()
+	ch := make(chan time.Time, 2)
+	p.mu.Lock()
+	p.arrived[id] = ch
+	p.mu.Unlock()
+	if err := p.writer.Gorm.Transaction(func(tx *gorm.DB) error {
+		return outbox.Record(tx, outbox.Event{ID: id, Type: contracts.EventMenuUpdated, RestaurantID: restA, Data: pipelineData})
+	}); err != nil {
+		p.tb.Fatal(err)
 	}
-	write() // the relay's and the worker's first connections, the grant cached
-	var lat latencies
-	for b.Loop() {
-		lat = append(lat, write())
-	}
-	lat.report(b)
+	return ch
 }

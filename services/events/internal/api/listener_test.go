@@ -52,3 +52,22 @@ func TestListenerWakesOnCommittedAppendsOnly(t *testing.T) {
 	default:
 	}
 }
+
+// Appended receives after an append to any restaurant, so the webhook
+// worker, waiting on it with an hour-long poll, sends a delivery queued by
+// an append without waiting for its poll.
+func TestWorkerWakesOnAppends(t *testing.T) {
+	p := newPipeline(t, true, time.Hour)
+	// The listener connects asynchronously: the first write may be missed
+	// by it (and wait for the poll), so write until one is delivered.
+	deadline := time.After(20 * time.Second)
+	for {
+		select {
+		case <-p.writeAsync():
+			return
+		case <-time.After(2 * time.Second):
+		case <-deadline:
+			t.Fatal("no delivery without the worker's poll")
+		}
+	}
+}
