@@ -35,7 +35,8 @@ func bigRestaurant(i int) string { return fmt.Sprintf("0b5a3c1e-8f51-4a0e-9b8e-%
 // bigEnv serves the 10M log, building it on the first run. The events are
 // written straight into the day partitions with INSERT … SELECT
 // generate_series (the append API would take hours), with the counter rows
-// an append would have left: last_seq, last_stored_at and oldest_seq 1.
+// and days an append would have left: last_seq, last_stored_at, oldest_seq
+// 1 and event_days.
 // event_ids is left empty: the feed never reads it.
 func bigEnv(b *testing.B) *env {
 	u := os.Getenv("EVENTS_BENCH_DATABASE_URL")
@@ -110,6 +111,12 @@ ORDER BY s, r`, name, lo, hi, bigRestaurants-1, dd.Format(time.RFC3339), lo, per
 	if err := g.Exec(fmt.Sprintf(`INSERT INTO counters (restaurant_id, last_seq, last_stored_at, oldest_seq)
 SELECT ('0b5a3c1e-8f51-4a0e-9b8e-' || lpad((500000 + r)::text, 12, '0'))::uuid, %d, '%s', 1
 FROM generate_series(0, %d) r`, bigPerRestaurant, first.AddDate(0, 0, bigDays-1).Add(86399*time.Second).Format(time.RFC3339), bigRestaurants-1)).Error; err != nil {
+		b.Fatal(err)
+	}
+	// What the appends would have recorded: each restaurant's first number
+	// of each day.
+	if err := g.Exec(`INSERT INTO event_days (restaurant_id, day, first_seq)
+SELECT restaurant_id, (stored_at AT TIME ZONE 'UTC')::date, min(seq) FROM events GROUP BY 1, 2`).Error; err != nil {
 		b.Fatal(err)
 	}
 	if err := g.Exec(`VACUUM ANALYZE events`).Error; err != nil {

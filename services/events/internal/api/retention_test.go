@@ -108,3 +108,60 @@ func TestRetentionWhileAppendingAndReading(t *testing.T) {
 		t.Fatal("the reader never met the drop: the test proves nothing")
 	}
 }
+
+// A page bounds its queries to the days that hold its numbers (event_days):
+// pages starting anywhere, crossing a day, and a filtered page whose scan
+// window ends a day early, all see every number in order.
+func TestPagesAcrossDays(t *testing.T) {
+	e := newEnv(t)
+	menuAt := map[int64]bool{1100: true, 1500: true}
+	var seq int64
+	for d := range 3 {
+		for range 2 {
+			var batch []contracts.EventRecord
+			for range 300 {
+				seq++
+				typ := contracts.EventOrderCreated
+				if menuAt[seq] {
+					typ = contracts.EventMenuUpdated
+				}
+				batch = append(batch, ev(restA, typ))
+			}
+			e.appendOK(batch...)
+		}
+		if d < 2 {
+			e.advance(24 * time.Hour)
+		}
+	}
+	for _, after := range []int64{0, 1, 299, 550, 599, 600, 601, 1199, 1200, 1700, 1799, 1800} {
+		_, p := e.feed(fmt.Sprintf("/v1/restaurants/%s/events?limit=200&after=%d", restA, after), allScopes)
+		want := min(200, 1800-after)
+		if int64(len(p.Events)) != want {
+			t.Fatalf("after %d: %d events, want %d", after, len(p.Events), want)
+		}
+		for i, x := range p.Events {
+			if x.Seq != after+1+int64(i) {
+				t.Fatalf("after %d: event %d has seq %d", after, i, x.Seq)
+			}
+		}
+	}
+	cases := []struct {
+		after     int64
+		seqs      []int64
+		nextAfter int64
+	}{
+		{0, nil, 1000},                    // the window 1 … 1000 ends in the second day
+		{1000, []int64{1100, 1500}, 1800}, // 1001 … 1800 spans the second and third
+		{1100, []int64{1500}, 1800},
+	}
+	for _, c := range cases {
+		_, p := e.feed(fmt.Sprintf("/v1/restaurants/%s/events?limit=200&types=menu.*&after=%d", restA, c.after), allScopes)
+		var got []int64
+		for _, x := range p.Events {
+			got = append(got, x.Seq)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(c.seqs) || p.NextAfter != c.nextAfter {
+			t.Fatalf("after %d: seqs %v nextAfter %d, want %v %d", c.after, got, p.NextAfter, c.seqs, c.nextAfter)
+		}
+	}
+}

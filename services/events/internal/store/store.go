@@ -144,6 +144,12 @@ RETURNING last_seq, last_stored_at`, r, len(evs), now).Scan(&head).Error
 			return res, err
 		}
 		first := head.LastSeq - int64(len(evs)) + 1
+		// The first append of the restaurant's day marks where the day
+		// starts (see Page); later ones find the row there.
+		if err := tx.Exec(`INSERT INTO event_days (restaurant_id, day, first_seq) VALUES (?, ?, ?) ON CONFLICT DO NOTHING`,
+			r, day(head.LastStoredAt).Format(time.DateOnly), first).Error; err != nil {
+			return res, err
+		}
 		for i, e := range evs {
 			rows = append(rows, eventRow{RestaurantID: r, Seq: first + int64(i), ID: e.ID, Type: e.Type, Source: source,
 				OccurredAt: e.OccurredAt, StoredAt: head.LastStoredAt, Data: e.Data})
@@ -177,9 +183,13 @@ func (s *Store) Page(ctx context.Context, restaurantID string, after int64, pick
 		if err := tx.Exec(`LOCK TABLE events IN ACCESS SHARE MODE`).Error; err != nil {
 			return err
 		}
+		from, to, err := storedRange(tx, restaurantID, after)
+		if err != nil {
+			return err
+		}
 		var scanned []domain.Scanned
-		if err := tx.Raw(`SELECT seq, type FROM events WHERE restaurant_id = ? AND seq > ? ORDER BY seq LIMIT ?`,
-			restaurantID, after, domain.ScanWindow).Scan(&scanned).Error; err != nil {
+		if err := tx.Raw(`SELECT seq, type FROM events WHERE restaurant_id = ? AND seq > ? AND stored_at >= ? AND stored_at < ? ORDER BY seq LIMIT ?`,
+			restaurantID, after, from, to, domain.ScanWindow).Scan(&scanned).Error; err != nil {
 			return err
 		}
 		var counters []struct {
@@ -197,7 +207,7 @@ func (s *Store) Page(ctx context.Context, restaurantID string, after int64, pick
 			return nil
 		}
 		var rows []eventRow
-		if err := tx.Where("restaurant_id = ? AND seq IN ?", restaurantID, seqs).Order("seq").Find(&rows).Error; err != nil {
+		if err := tx.Where("restaurant_id = ? AND seq IN ? AND stored_at >= ? AND stored_at < ?", restaurantID, seqs, from, to).Order("seq").Find(&rows).Error; err != nil {
 			return err
 		}
 		out = make([]domain.Event, len(rows))
@@ -207,6 +217,34 @@ func (s *Store) Page(ctx context.Context, restaurantID string, after int64, pick
 		return nil
 	}, &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true})
 	return head, out, err
+}
+
+// storedRange bounds the stored times of the restaurant's events after
+// after+1 … after+ScanWindow, from its event_days: from the day holding
+// after+1 (the last day starting at or before it) to the first day starting
+// after after+ScanWindow. Stored times never go back within a restaurant,
+// so every event of that number range is inside, and Postgres plans only
+// the partitions of those days. Without days (no events) the range is all
+// time.
+func storedRange(tx *gorm.DB, restaurantID string, after int64) (from, to time.Time, err error) {
+	var days []struct {
+		Day      time.Time
+		FirstSeq int64
+	}
+	if err := tx.Raw(`SELECT day, first_seq FROM event_days WHERE restaurant_id = ? ORDER BY day`, restaurantID).Scan(&days).Error; err != nil {
+		return from, to, err
+	}
+	from, to = time.Unix(0, 0).UTC(), time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, d := range days {
+		start := time.Date(d.Day.Year(), d.Day.Month(), d.Day.Day(), 0, 0, 0, 0, time.UTC)
+		switch {
+		case d.FirstSeq <= after+1:
+			from = start
+		case d.FirstSeq > after+domain.ScanWindow:
+			return from, start, nil
+		}
+	}
+	return from, to, nil
 }
 
 // day is the start (UTC) of t's day.
@@ -323,6 +361,9 @@ WHERE p.relname = 'events' AND n.nspname = current_schema() ORDER BY c.relname`)
 		if err := tx.Exec(`UPDATE counters c SET oldest_seq = COALESCE(
   (SELECT min(e.seq) FROM events e WHERE e.restaurant_id = c.restaurant_id), c.last_seq + 1)
 WHERE c.oldest_seq <> COALESCE((SELECT min(e.seq) FROM events e WHERE e.restaurant_id = c.restaurant_id), c.last_seq + 1)`).Error; err != nil {
+			return err
+		}
+		if err := tx.Exec(`DELETE FROM event_days WHERE day < ?`, keepFrom.Format(time.DateOnly)).Error; err != nil {
 			return err
 		}
 		return tx.Exec(`DELETE FROM event_ids WHERE stored_at < ?`, keepFrom).Error
