@@ -183,24 +183,33 @@ func (s *Store) Page(ctx context.Context, restaurantID string, after int64, pick
 		if err := tx.Exec(`LOCK TABLE events IN ACCESS SHARE MODE`).Error; err != nil {
 			return err
 		}
-		from, to, err := storedRange(tx, restaurantID, after)
-		if err != nil {
+		// The restaurant's range and its days in one round trip.
+		var days []struct {
+			LastSeq   int64
+			OldestSeq int64
+			Day       *time.Time
+			FirstSeq  int64
+		}
+		if err := tx.Raw(`SELECT c.last_seq, c.oldest_seq, d.day, coalesce(d.first_seq, 0) AS first_seq FROM counters c
+LEFT JOIN event_days d ON d.restaurant_id = c.restaurant_id WHERE c.restaurant_id = ? ORDER BY d.day`, restaurantID).Scan(&days).Error; err != nil {
 			return err
+		}
+		if len(days) > 0 {
+			head = domain.Head{HeadSeq: days[0].LastSeq, OldestSeq: days[0].OldestSeq}
+		}
+		from, to := time.Unix(0, 0).UTC(), maxTime
+		for _, d := range days {
+			if d.Day == nil {
+				continue
+			}
+			if from, to = storedRange(from, to, *d.Day, d.FirstSeq, after); !to.Equal(maxTime) {
+				break
+			}
 		}
 		var scanned []domain.Scanned
 		if err := tx.Raw(`SELECT seq, type FROM events WHERE restaurant_id = ? AND seq > ? AND stored_at >= ? AND stored_at < ? ORDER BY seq LIMIT ?`,
 			restaurantID, after, from, to, domain.ScanWindow).Scan(&scanned).Error; err != nil {
 			return err
-		}
-		var counters []struct {
-			LastSeq   int64
-			OldestSeq int64
-		}
-		if err := tx.Raw(`SELECT last_seq, oldest_seq FROM counters WHERE restaurant_id = ?`, restaurantID).Scan(&counters).Error; err != nil {
-			return err
-		}
-		if len(counters) == 1 {
-			head = domain.Head{HeadSeq: counters[0].LastSeq, OldestSeq: counters[0].OldestSeq}
 		}
 		seqs := pick(head, scanned)
 		if len(seqs) == 0 {
@@ -219,32 +228,25 @@ func (s *Store) Page(ctx context.Context, restaurantID string, after int64, pick
 	return head, out, err
 }
 
-// storedRange bounds the stored times of the restaurant's events after
-// after+1 … after+ScanWindow, from its event_days: from the day holding
-// after+1 (the last day starting at or before it) to the first day starting
-// after after+ScanWindow. Stored times never go back within a restaurant,
-// so every event of that number range is inside, and Postgres plans only
-// the partitions of those days. Without days (no events) the range is all
-// time.
-func storedRange(tx *gorm.DB, restaurantID string, after int64) (from, to time.Time, err error) {
-	var days []struct {
-		Day      time.Time
-		FirstSeq int64
+// maxTime is the open end of a page's stored-time range.
+var maxTime = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// storedRange narrows [from, to), the stored times of the restaurant's
+// events after+1 … after+ScanWindow, with one of its event_days rows, taken
+// in day order: the range starts at the day holding after+1 (the last day
+// starting at or before it) and ends at the first day starting after
+// after+ScanWindow. Stored times never go back within a restaurant, so
+// every event of that number range is inside, and Postgres plans only the
+// partitions of those days.
+func storedRange(from, to, d time.Time, firstSeq, after int64) (time.Time, time.Time) {
+	start := time.Date(d.Year(), d.Month(), d.Day(), 0, 0, 0, 0, time.UTC)
+	switch {
+	case firstSeq <= after+1:
+		return start, to
+	case firstSeq > after+domain.ScanWindow:
+		return from, start
 	}
-	if err := tx.Raw(`SELECT day, first_seq FROM event_days WHERE restaurant_id = ? ORDER BY day`, restaurantID).Scan(&days).Error; err != nil {
-		return from, to, err
-	}
-	from, to = time.Unix(0, 0).UTC(), time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
-	for _, d := range days {
-		start := time.Date(d.Day.Year(), d.Day.Month(), d.Day.Day(), 0, 0, 0, 0, time.UTC)
-		switch {
-		case d.FirstSeq <= after+1:
-			from = start
-		case d.FirstSeq > after+domain.ScanWindow:
-			return from, start, nil
-		}
-	}
-	return from, to, nil
+	return from, to
 }
 
 // day is the start (UTC) of t's day.
