@@ -69,7 +69,7 @@ bench: build ## Go benchmarks of every module, then the gateway load test (veget
 .PHONY: bench-modules
 bench-modules:
 	@for m in $(MODULES); do \
-	  (cd $$m && GOWORK=off go test -run '^$$' -bench '$(BENCH)' -benchtime $(BENCH_TIME) -benchmem ./...) || exit 1; \
+	  (cd $$m && GOWORK=off go test -run '^$$' -bench '$(BENCH)' -benchtime $(BENCH_TIME) -benchmem -timeout 60m ./...) || exit 1; \
 	done
 
 .PHONY: bench-orders
@@ -79,6 +79,17 @@ bench-orders: build ## Load BENCH_ORDERS orders (default 1000000), then measure 
 .PHONY: bench-services
 bench-services: build ## Load the bench data set (BENCH_ORDERS orders, their accounting records, the 2,000-item catalog), then measure accounting, menus and catalog import at each service and through the gateway
 	bin/loadgen services -orders $(BENCH_ORDERS)
+
+.PHONY: bench-events
+bench-events: ## The events figures: feed pages over a 10M-event log (built once, kept in database events_bench_10m), what the outbox adds to a write, commit-to-webhook delay
+	go run ./tools/cmd/devstack env -- $(MAKE) --no-print-directory bench-events-run
+
+.PHONY: bench-events-run
+bench-events-run:
+	cd pkg && GOWORK=off go test -run '^$$' -bench 'RecordOverhead' -benchtime 2000x ./outbox/
+	cd services/events && GOWORK=off go test -run '^$$' -bench 'Feed10M' -benchtime 1000x -benchmem -timeout 60m ./internal/api/
+	cd services/events && GOWORK=off go test -run '^$$' -bench 'CommitToWebhook/notify' -benchtime 300x ./internal/api/
+	cd services/events && GOWORK=off go test -run '^$$' -bench 'CommitToWebhook/poll' -benchtime 10x ./internal/api/
 
 .PHONY: lint
 lint: $(TOOLS_BIN)/golangci-lint ## Run golangci-lint (pinned) on every module

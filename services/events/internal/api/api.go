@@ -30,7 +30,7 @@ type Handlers struct {
 	Repo     domain.Repository
 	Webhooks domain.WebhookRepository
 	Notify   domain.Notifier
-	Keys   *internalctx.Keyring
+	Keys     *internalctx.Keyring
 	// Token is EVENTS_TOKEN, the relays' bearer token.
 	Token string
 	// AllowLoopbackHTTP accepts http:// endpoint URLs on loopback (a test

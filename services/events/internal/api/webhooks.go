@@ -488,4 +488,3 @@ func (h *Handlers) listDeliveries(c *fiber.Ctx) error {
 	}
 	return c.JSON(fiber.Map{"data": page})
 }
-
