@@ -232,13 +232,30 @@ LEFT JOIN event_days d ON d.restaurant_id = c.restaurant_id WHERE c.restaurant_i
 		if len(seqs) == 0 {
 			return nil
 		}
-		var rows []eventRow
-		if err := tx.Where("restaurant_id = ? AND seq IN ? AND stored_at >= ? AND stored_at < ?", restaurantID, seqs, from, to).Order("seq").Find(&rows).Error; err != nil {
+		// Scanned by hand like the numbers; the range of seqs lets the
+		// index read one stretch instead of one descent per number.
+		body, err := tx.Raw(`SELECT id, type, seq, occurred_at, data FROM events
+WHERE restaurant_id = ? AND seq BETWEEN ? AND ? AND seq IN ? AND stored_at >= ? AND stored_at < ? ORDER BY seq`,
+			restaurantID, slices.Min(seqs), slices.Max(seqs), seqs, from, to).Rows()
+		if err != nil {
 			return err
 		}
-		out = make([]domain.Event, len(rows))
-		for i, r := range rows {
-			out[i] = domain.Event{ID: r.ID, Type: r.Type, RestaurantID: r.RestaurantID, Seq: r.Seq, OccurredAt: r.OccurredAt.UTC(), Data: r.Data}
+		out = make([]domain.Event, 0, len(seqs))
+		for body.Next() {
+			x := domain.Event{RestaurantID: restaurantID}
+			var data []byte
+			if err := body.Scan(&x.ID, &x.Type, &x.Seq, &x.OccurredAt, &data); err != nil {
+				_ = body.Close()
+				return err
+			}
+			x.OccurredAt, x.Data = x.OccurredAt.UTC(), data
+			out = append(out, x)
+		}
+		if err := body.Close(); err != nil {
+			return err
+		}
+		if err := body.Err(); err != nil {
+			return err
 		}
 		return nil
 	}, &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true})
