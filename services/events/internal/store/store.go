@@ -136,27 +136,28 @@ func AppendTx(tx *gorm.DB, now time.Time, source string, batch []contracts.Event
 			LastSeq      int64
 			LastStoredAt time.Time
 		}
-		err := tx.Raw(`INSERT INTO counters AS c (restaurant_id, last_seq, last_stored_at) VALUES (?, ?, ?)
-ON CONFLICT (restaurant_id) DO UPDATE SET last_seq = c.last_seq + EXCLUDED.last_seq,
-       last_stored_at = greatest(c.last_stored_at, EXCLUDED.last_stored_at)
-RETURNING last_seq, last_stored_at`, r, len(evs), now).Scan(&head).Error
+		// One round trip: the counter row; the day's first number when this
+		// is the restaurant's first append of the day (see Page; later ones
+		// find the row there); and the notification, delivered when (and
+		// only if) the transaction commits.
+		err := tx.Raw(`WITH c AS (
+  INSERT INTO counters AS c (restaurant_id, last_seq, last_stored_at) VALUES (?, ?, ?)
+  ON CONFLICT (restaurant_id) DO UPDATE SET last_seq = c.last_seq + EXCLUDED.last_seq,
+         last_stored_at = greatest(c.last_stored_at, EXCLUDED.last_stored_at)
+  RETURNING last_seq, last_stored_at
+), d AS (
+  INSERT INTO event_days (restaurant_id, day, first_seq)
+  SELECT ?::uuid, (last_stored_at AT TIME ZONE 'UTC')::date, last_seq - ? + 1 FROM c
+  ON CONFLICT DO NOTHING
+)
+SELECT c.last_seq, c.last_stored_at FROM c, (SELECT pg_notify(?, ?)) n`, r, len(evs), now, r, len(evs), Channel, r).Scan(&head).Error
 		if err != nil {
 			return res, err
 		}
 		first := head.LastSeq - int64(len(evs)) + 1
-		// The first append of the restaurant's day marks where the day
-		// starts (see Page); later ones find the row there.
-		if err := tx.Exec(`INSERT INTO event_days (restaurant_id, day, first_seq) VALUES (?, ?, ?) ON CONFLICT DO NOTHING`,
-			r, day(head.LastStoredAt).Format(time.DateOnly), first).Error; err != nil {
-			return res, err
-		}
 		for i, e := range evs {
 			rows = append(rows, eventRow{RestaurantID: r, Seq: first + int64(i), ID: e.ID, Type: e.Type, Source: source,
 				OccurredAt: e.OccurredAt, StoredAt: head.LastStoredAt, Data: e.Data})
-		}
-		// Delivered when (and only if) the transaction commits.
-		if err := tx.Exec(`SELECT pg_notify(?, ?)`, Channel, r).Error; err != nil {
-			return res, err
 		}
 	}
 	if len(rows) > 0 {
