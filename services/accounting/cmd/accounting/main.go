@@ -98,12 +98,13 @@ func migrate(ctx context.Context) error {
 	return nil
 }
 
-// importRecords loads NDJSON in batches of lines, each batch one
-// transaction; a bad line stops the import with its line number.
+// importRecords loads NDJSON in one transaction (parsed and staged in
+// batches of lines); a bad line stops the import with its line number and
+// nothing of the file is stored.
 func importRecords(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("import", flag.ContinueOnError)
 	file := fs.String("file", "", "NDJSON file of accounting records (default: standard input)")
-	batch := fs.Int("batch", 2000, "records per transaction")
+	batch := fs.Int("batch", 2000, "records parsed and staged at a time")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -126,41 +127,45 @@ func importRecords(ctx context.Context, args []string) error {
 	}
 	st := &store.Store{DB: db.Gorm}
 	start := time.Now()
-	sc := bufio.NewScanner(in)
-	sc.Buffer(make([]byte, 64<<10), domain.MaxLine)
-	var buf bytes.Buffer
-	lines, stored, first := 0, 0, 1
-	flush := func() error {
-		if buf.Len() == 0 {
-			return nil
-		}
-		b, err := domain.ParseLines(bytes.NewReader(buf.Bytes()), first)
-		if err != nil {
-			return fmt.Errorf("nothing of lines %d to %d was stored: %w", first, lines, err)
-		}
-		if err := st.Ingest(ctx, b); err != nil {
-			return fmt.Errorf("import stopped after %d records: %w", stored, err)
-		}
-		stored += len(b.Sources) + len(b.Refunds)
-		buf.Reset()
-		first = lines + 1
-		return nil
-	}
-	for sc.Scan() {
-		lines++
-		buf.Write(sc.Bytes())
-		buf.WriteByte('\n')
-		if lines%*batch == 0 {
-			if err := flush(); err != nil {
+	stored := 0
+	err = st.BulkIngest(ctx, func(add func(domain.Batch) error) error {
+		sc := bufio.NewScanner(in)
+		sc.Buffer(make([]byte, 64<<10), domain.MaxLine)
+		var buf bytes.Buffer
+		lines, first := 0, 1
+		flush := func() error {
+			if buf.Len() == 0 {
+				return nil
+			}
+			b, err := domain.ParseLines(bytes.NewReader(buf.Bytes()), first)
+			if err != nil {
 				return err
 			}
+			if err := add(b); err != nil {
+				return err
+			}
+			stored += len(b.Sources) + len(b.Refunds)
+			buf.Reset()
+			first = lines + 1
+			return nil
 		}
-	}
-	if err := sc.Err(); err != nil {
-		return err
-	}
-	if err := flush(); err != nil {
-		return err
+		for sc.Scan() {
+			lines++
+			buf.Write(sc.Bytes())
+			buf.WriteByte('\n')
+			if lines%*batch == 0 {
+				if err := flush(); err != nil {
+					return err
+				}
+			}
+		}
+		if err := sc.Err(); err != nil {
+			return err
+		}
+		return flush()
+	})
+	if err != nil {
+		return fmt.Errorf("nothing was imported: %w", err)
 	}
 	slog.Info("accounting records imported", "records", stored, "elapsed", time.Since(start).Round(time.Millisecond).String())
 	return nil

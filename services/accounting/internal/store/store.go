@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"hash/fnv"
 	"slices"
 	"strings"
@@ -160,10 +161,8 @@ func (s *Store) Ingest(ctx context.Context, b domain.Batch) error {
 				return err
 			}
 		}
-		for _, k := range days {
-			if err := rebuildDay(tx, k.restaurant, k.date); err != nil {
-				return err
-			}
+		if err := rebuildDayTotals(tx, days); err != nil {
+			return err
 		}
 		if len(refunds) == 0 {
 			return nil
@@ -309,25 +308,43 @@ func textArray(v []string) string {
 	return b.String()
 }
 
-func rebuildDay(tx *gorm.DB, restaurant string, date bizdate.Date) error {
-	d := date.String()
-	if err := tx.Exec(`DELETE FROM daily_method_totals WHERE restaurant_id = ? AND business_date = ?::date`, restaurant, d).Error; err != nil {
-		return err
-	}
-	if err := tx.Exec(`INSERT INTO daily_method_totals
-SELECT restaurant_id, business_date, method_key, sum(gross_minor), sum(vat_minor), sum(transaction_count),
-  sum(gross_zero), sum(gross_special), sum(gross_reduced), sum(gross_standard), sum(gross_unknown),
-  sum(vat_zero), sum(vat_special), sum(vat_reduced), sum(vat_standard), sum(vat_unknown), sum(discount_minor), sum(tip_minor)
-FROM payment_sources WHERE restaurant_id = ? AND business_date = ?::date
-GROUP BY restaurant_id, business_date, method_key`, restaurant, d).Error; err != nil {
-		return err
-	}
-	return tx.Exec(`INSERT INTO daily_source_state (restaurant_id, business_date, source_count, unknown_vat_count, fingerprint)
-SELECT ?::uuid, ?::date, count(*), count(*) FILTER (WHERE NOT vat_known),
-  coalesce(encode(sha256(convert_to(string_agg(source_kind || ':' || source_record_id || '=' || fingerprint, ',' ORDER BY source_kind, source_record_id), 'UTF8')), 'hex'), '')
-FROM payment_sources WHERE restaurant_id = ? AND business_date = ?::date
+// rebuildDays are the statements rebuilding the totals of a set of days: %[1]s
+// is a relation of (restaurant_id uuid, business_date date), used once per
+// statement. A day left without sources keeps a state row with zero counts.
+var rebuildDays = []string{
+	`DELETE FROM daily_method_totals t USING %[1]s d WHERE t.restaurant_id = d.restaurant_id AND t.business_date = d.business_date`,
+	`INSERT INTO daily_method_totals
+SELECT p.restaurant_id, p.business_date, p.method_key, sum(p.gross_minor), sum(p.vat_minor), sum(p.transaction_count),
+  sum(p.gross_zero), sum(p.gross_special), sum(p.gross_reduced), sum(p.gross_standard), sum(p.gross_unknown),
+  sum(p.vat_zero), sum(p.vat_special), sum(p.vat_reduced), sum(p.vat_standard), sum(p.vat_unknown), sum(p.discount_minor), sum(p.tip_minor)
+FROM %[1]s d JOIN payment_sources p ON p.restaurant_id = d.restaurant_id AND p.business_date = d.business_date
+GROUP BY p.restaurant_id, p.business_date, p.method_key`,
+	`INSERT INTO daily_source_state (restaurant_id, business_date, source_count, unknown_vat_count, fingerprint)
+SELECT d.restaurant_id, d.business_date, count(p.source_kind), count(*) FILTER (WHERE NOT p.vat_known),
+  coalesce(encode(sha256(convert_to(string_agg(p.source_kind || ':' || p.source_record_id || '=' || p.fingerprint, ',' ORDER BY p.source_kind, p.source_record_id), 'UTF8')), 'hex'), '')
+FROM %[1]s d LEFT JOIN payment_sources p ON p.restaurant_id = d.restaurant_id AND p.business_date = d.business_date
+GROUP BY d.restaurant_id, d.business_date
 ON CONFLICT (restaurant_id, business_date) DO UPDATE SET source_count = EXCLUDED.source_count,
-  unknown_vat_count = EXCLUDED.unknown_vat_count, fingerprint = EXCLUDED.fingerprint`, restaurant, d, restaurant, d).Error
+  unknown_vat_count = EXCLUDED.unknown_vat_count, fingerprint = EXCLUDED.fingerprint`,
+}
+
+// rebuildDayTotals rebuilds the totals of days in three statements.
+func rebuildDayTotals(tx *gorm.DB, days []dayKey) error {
+	if len(days) == 0 {
+		return nil
+	}
+	restaurants, dates := make([]string, len(days)), make([]string, len(days))
+	for i, k := range days {
+		restaurants[i], dates[i] = k.restaurant, k.date.String()
+	}
+	// Array literals: gorm would expand a slice argument into a list.
+	const rel = `(SELECT * FROM unnest(?::uuid[], ?::date[]) AS u(restaurant_id, business_date))`
+	for _, q := range rebuildDays {
+		if err := tx.Exec(fmt.Sprintf(q, rel), textArray(restaurants), textArray(dates)).Error; err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 type totalsRow struct {
