@@ -633,17 +633,30 @@ GROUP BY refund_business_date, kind ORDER BY refund_business_date, kind`, restau
 
 // WorkspaceSources lists up to limit sources of the period; a query matches
 // exactly a receipt hash, record id, order id, tab-split id or group id.
+// One statement: the page is a range scan of payment_sources_day cut at the
+// limit, and its groups' gross sums are computed once per group of the page
+// (not once per source).
 func (s *Store) WorkspaceSources(ctx context.Context, restaurant string, start, end bizdate.Date, query string, limit int) ([]domain.Source, error) {
-	sql := sourceSelect + `WHERE s.restaurant_id = ? AND s.business_date BETWEEN ?::date AND ?::date`
-	args := []any{restaurant, start.String(), end.String()}
+	page := `SELECT * FROM payment_sources WHERE restaurant_id = @restaurant AND business_date BETWEEN CAST(@first AS date) AND CAST(@last AS date)`
+	args := map[string]any{"restaurant": restaurant, "first": start.String(), "last": end.String(), "limit": limit}
 	if query != "" {
-		sql += ` AND (s.receipt_hash = ? OR s.source_record_id = ? OR s.tab_split_id = ? OR s.source_group_id = ? OR ? = ANY(s.order_ids))`
-		args = append(args, query, query, query, query, query)
+		page += ` AND (receipt_hash = @query OR source_record_id = @query OR tab_split_id = @query OR source_group_id = @query OR @query = ANY(order_ids))`
+		args["query"] = query
 	}
-	sql += ` ORDER BY s.business_date, s.source_kind, s.source_record_id LIMIT ?`
-	args = append(args, limit)
+	page += ` ORDER BY business_date, source_kind, source_record_id LIMIT @limit`
+	sql := `WITH page AS MATERIALIZED (` + page + `),
+groups AS (SELECT g.source_group_id, sum(g.gross_minor) AS gross FROM payment_sources g
+  WHERE g.restaurant_id = @restaurant AND g.source_group_id IN (SELECT source_group_id FROM page WHERE source_group_id IS NOT NULL)
+  GROUP BY g.source_group_id)
+SELECT s.source_kind, s.source_record_id, s.receipt_hash, s.parent_receipt_hash, s.component_id, s.tab_split_id,
+  s.source_group_id, gr.gross AS group_gross, array_to_json(s.order_ids)::text AS order_ids, s.occurred_at, s.business_date,
+  s.method_key, s.gross_minor, s.vat_minor, s.transaction_count, s.vat_known, s.gross_zero, s.gross_special, s.gross_reduced,
+  s.gross_standard, s.gross_unknown, s.vat_zero, s.vat_special, s.vat_reduced, s.vat_standard, s.vat_unknown,
+  s.discount_minor, s.tip_minor, s.fingerprint
+FROM page s LEFT JOIN groups gr ON gr.source_group_id = s.source_group_id
+ORDER BY s.business_date, s.source_kind, s.source_record_id`
 	var rows []sourceRow
-	err := s.DB.WithContext(ctx).Raw(sql, args...).Scan(&rows).Error
+	err := s.DB.WithContext(ctx).Raw(sql, args).Scan(&rows).Error
 	return sources(rows), err
 }
 
