@@ -105,22 +105,18 @@ func (b *bulkIngest) add(ctx context.Context, batch domain.Batch) error {
 	if len(batch.Refunds) == 0 {
 		return nil
 	}
-	rows, err := refundRows(batch.Refunds)
-	if err != nil {
-		return err
-	}
-	// The event each row would record, in the batch's last state of the key
-	// (refundRows keeps the last line of a key at its first position).
-	last := map[[2]string]domain.RefundWrite{}
-	for _, w := range batch.Refunds {
-		last[[2]string{w.RestaurantID, w.Event.ID}] = w
-	}
+	// Every line is staged with its position: the merge keeps each key's
+	// last line, and records its event at that line's place in the input.
 	first := b.seq
-	b.seq += int64(len(rows))
-	_, err = b.tx.CopyFrom(ctx, pgx.Identifier{"stage_refunds"}, stageRefundColumns,
-		pgx.CopyFromSlice(len(rows), func(i int) ([]any, error) {
-			r := rows[i]
-			data, err := json.Marshal(domain.ViewRefund(last[[2]string{r.RestaurantID, r.RefundID}].Event))
+	b.seq += int64(len(batch.Refunds))
+	_, err := b.tx.CopyFrom(ctx, pgx.Identifier{"stage_refunds"}, stageRefundColumns,
+		pgx.CopyFromSlice(len(batch.Refunds), func(i int) ([]any, error) {
+			w := batch.Refunds[i]
+			r, err := refundEventRow(w)
+			if err != nil {
+				return nil, err
+			}
+			data, err := json.Marshal(domain.ViewRefund(w.Event))
 			if err != nil {
 				return nil, err
 			}

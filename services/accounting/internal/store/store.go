@@ -264,24 +264,11 @@ func refundRows(ws []domain.RefundWrite) ([]refundEvent, error) {
 	at := map[[2]string]int{}
 	out := make([]refundEvent, 0, len(ws))
 	for _, w := range ws {
-		e := w.Event
-		lines, err := json.Marshal(e.ReturnedLines)
+		row, err := refundEventRow(w)
 		if err != nil {
 			return nil, err
 		}
-		row := refundEvent{RestaurantID: w.RestaurantID, RefundID: e.ID, Kind: e.Kind, OccurredAt: e.OccurredAt,
-			RefundBusinessDate: e.BusinessDate.String(), OrderID: e.OrderID, MethodKey: e.Method, AmountMinor: e.Amount,
-			ReturnedLines: string(lines), LegacyTiming: e.LegacyTiming, Fingerprint: e.Fingerprint}
-		if e.OriginalBusinessDate != nil {
-			d := e.OriginalBusinessDate.String()
-			row.OriginalBusinessDate = &d
-		}
-		if im := e.Impact; im != nil {
-			raw, _ := json.Marshal(im.VatByRateMinor)
-			rates := string(raw)
-			row.ImpactGrossMinor, row.ImpactNetMinor, row.ImpactVatMinor, row.ImpactVatByRate = &im.GrossMinor, &im.NetMinor, &im.VatMinor, &rates
-		}
-		k := [2]string{w.RestaurantID, e.ID}
+		k := [2]string{w.RestaurantID, w.Event.ID}
 		if i, ok := at[k]; ok {
 			out[i] = row
 			continue
@@ -290,6 +277,27 @@ func refundRows(ws []domain.RefundWrite) ([]refundEvent, error) {
 		out = append(out, row)
 	}
 	return out, nil
+}
+
+func refundEventRow(w domain.RefundWrite) (refundEvent, error) {
+	e := w.Event
+	lines, err := json.Marshal(e.ReturnedLines)
+	if err != nil {
+		return refundEvent{}, err
+	}
+	row := refundEvent{RestaurantID: w.RestaurantID, RefundID: e.ID, Kind: e.Kind, OccurredAt: e.OccurredAt,
+		RefundBusinessDate: e.BusinessDate.String(), OrderID: e.OrderID, MethodKey: e.Method, AmountMinor: e.Amount,
+		ReturnedLines: string(lines), LegacyTiming: e.LegacyTiming, Fingerprint: e.Fingerprint}
+	if e.OriginalBusinessDate != nil {
+		d := e.OriginalBusinessDate.String()
+		row.OriginalBusinessDate = &d
+	}
+	if im := e.Impact; im != nil {
+		raw, _ := json.Marshal(im.VatByRateMinor)
+		rates := string(raw)
+		row.ImpactGrossMinor, row.ImpactNetMinor, row.ImpactVatMinor, row.ImpactVatByRate = &im.GrossMinor, &im.NetMinor, &im.VatMinor, &rates
+	}
+	return row, nil
 }
 
 // textArray writes a Postgres text[] literal.
