@@ -136,12 +136,19 @@ func (b *bulkIngest) merge(ctx context.Context) error {
 	if _, err := b.tx.Exec(ctx, `LOCK TABLE payment_sources, daily_method_totals, daily_source_state, refund_events IN SHARE ROW EXCLUSIVE MODE`); err != nil {
 		return err
 	}
-	// The last staged line of each key; the touched days are its business
+	// The last staged line of each key, in the order of payment_sources_day
+	// (one sort), so a fresh load stores each restaurant's day together and
+	// a workspace page reads a few heap pages, not one per source. A key
+	// sent with two business dates is left twice by the DISTINCT ON; its
+	// earlier line is deleted. The touched days are each key's business
 	// date and, for a changed source, the date it had before.
 	if _, err := b.tx.Exec(ctx, `
 CREATE TEMP TABLE bulk_sources ON COMMIT DROP AS
-SELECT DISTINCT ON (restaurant_id, source_kind, source_record_id) *
-FROM stage_sources ORDER BY restaurant_id, source_kind, source_record_id, seq DESC;
+SELECT DISTINCT ON (restaurant_id, business_date, source_kind, source_record_id) * FROM stage_sources
+ORDER BY restaurant_id, business_date, source_kind, source_record_id, seq DESC;
+DELETE FROM bulk_sources b USING (SELECT restaurant_id, source_kind, source_record_id, max(seq) AS seq FROM bulk_sources
+  GROUP BY restaurant_id, source_kind, source_record_id HAVING count(*) > 1) m
+WHERE b.restaurant_id = m.restaurant_id AND b.source_kind = m.source_kind AND b.source_record_id = m.source_record_id AND b.seq < m.seq;
 CREATE TEMP TABLE bulk_days ON COMMIT DROP AS
 SELECT restaurant_id::uuid AS restaurant_id, business_date::date AS business_date FROM bulk_sources
 UNION
@@ -161,9 +168,6 @@ SELECT restaurant_id::uuid, source_kind, source_record_id, receipt_hash, parent_
   vat_known, gross_zero, gross_special, gross_reduced, gross_standard, gross_unknown, vat_zero, vat_special, vat_reduced,
   vat_standard, vat_unknown, discount_minor, tip_minor, fingerprint, updated_at
 FROM bulk_sources
--- In the order of payment_sources_day: a fresh load stores each restaurant's
--- day together, so a workspace page reads a few pages, not one per source.
-ORDER BY restaurant_id, business_date, source_kind, source_record_id
 ON CONFLICT (restaurant_id, source_kind, source_record_id) DO UPDATE SET `+strings.Join(sets, ", ")+`
 WHERE payment_sources.fingerprint <> EXCLUDED.fingerprint`); err != nil {
 		return fmt.Errorf("merge payment sources: %w", err)
