@@ -158,18 +158,7 @@ JOIN payment_sources p ON p.restaurant_id = s.restaurant_id::uuid AND p.source_k
 ANALYZE bulk_days;`); err != nil {
 		return fmt.Errorf("stage the touched days: %w", err)
 	}
-	sets := make([]string, len(sourceUpdateColumns))
-	for i, c := range sourceUpdateColumns {
-		sets[i] = c + " = EXCLUDED." + c
-	}
-	if _, err := b.tx.Exec(ctx, `INSERT INTO payment_sources (`+strings.Join(stageSourceColumns[1:], ", ")+`)
-SELECT restaurant_id::uuid, source_kind, source_record_id, receipt_hash, parent_receipt_hash, component_id, tab_split_id,
-  source_group_id, order_ids::text[], occurred_at, business_date::date, method_key, gross_minor, vat_minor, transaction_count,
-  vat_known, gross_zero, gross_special, gross_reduced, gross_standard, gross_unknown, vat_zero, vat_special, vat_reduced,
-  vat_standard, vat_unknown, discount_minor, tip_minor, fingerprint, updated_at
-FROM bulk_sources
-ON CONFLICT (restaurant_id, source_kind, source_record_id) DO UPDATE SET `+strings.Join(sets, ", ")+`
-WHERE payment_sources.fingerprint <> EXCLUDED.fingerprint`); err != nil {
+	if err := b.mergeSources(ctx); err != nil {
 		return fmt.Errorf("merge payment sources: %w", err)
 	}
 	for _, q := range rebuildDays {
@@ -216,4 +205,71 @@ WHERE refund_events.fingerprint <> EXCLUDED.fingerprint`); err != nil {
 		return fmt.Errorf("merge refund events: %w", err)
 	}
 	return outbox.RecordPgx(ctx, b.tx, events...)
+}
+
+const insertSources = `INSERT INTO payment_sources (` + "%s" + `)
+SELECT restaurant_id::uuid, source_kind, source_record_id, receipt_hash, parent_receipt_hash, component_id, tab_split_id,
+  source_group_id, order_ids::text[], occurred_at, business_date::date, method_key, gross_minor, vat_minor, transaction_count,
+  vat_known, gross_zero, gross_special, gross_reduced, gross_standard, gross_unknown, vat_zero, vat_special, vat_reduced,
+  vat_standard, vat_unknown, discount_minor, tip_minor, fingerprint, updated_at
+FROM bulk_sources`
+
+// mergeSources upserts the staged sources. Into an empty table (a first
+// load) no row can conflict, as the staged keys are unique: the table's
+// indexes are dropped, the rows inserted, and the indexes built again from
+// their catalog definitions, one sorted build each instead of a million
+// random inserts into the primary key.
+func (b *bulkIngest) mergeSources(ctx context.Context) error {
+	cols := strings.Join(stageSourceColumns[1:], ", ")
+	var empty bool
+	if err := b.tx.QueryRow(ctx, `SELECT NOT EXISTS (SELECT 1 FROM payment_sources)`).Scan(&empty); err != nil {
+		return err
+	}
+	if !empty {
+		sets := make([]string, len(sourceUpdateColumns))
+		for i, c := range sourceUpdateColumns {
+			sets[i] = c + " = EXCLUDED." + c
+		}
+		_, err := b.tx.Exec(ctx, fmt.Sprintf(insertSources, cols)+`
+ON CONFLICT (restaurant_id, source_kind, source_record_id) DO UPDATE SET `+strings.Join(sets, ", ")+`
+WHERE payment_sources.fingerprint <> EXCLUDED.fingerprint`)
+		return err
+	}
+	rows, err := b.tx.Query(ctx, `SELECT ic.relname, pg_get_indexdef(i.indexrelid), coalesce(c.conname, ''),
+  CASE c.contype WHEN 'p' THEN 'PRIMARY KEY' ELSE 'UNIQUE' END
+FROM pg_index i JOIN pg_class ic ON ic.oid = i.indexrelid
+LEFT JOIN pg_constraint c ON c.conindid = i.indexrelid AND c.conrelid = i.indrelid
+WHERE i.indrelid = 'payment_sources'::regclass`)
+	if err != nil {
+		return err
+	}
+	type index struct{ name, def, constraint, kind string }
+	indexes, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (index, error) {
+		var x index
+		return x, r.Scan(&x.name, &x.def, &x.constraint, &x.kind)
+	})
+	if err != nil {
+		return err
+	}
+	var drop, build strings.Builder
+	for _, x := range indexes {
+		if x.constraint != "" {
+			fmt.Fprintf(&drop, "ALTER TABLE payment_sources DROP CONSTRAINT %s;", pgx.Identifier{x.constraint}.Sanitize())
+		} else {
+			fmt.Fprintf(&drop, "DROP INDEX %s;", pgx.Identifier{x.name}.Sanitize())
+		}
+		build.WriteString(x.def + ";")
+		if x.constraint != "" {
+			fmt.Fprintf(&build, "ALTER TABLE payment_sources ADD CONSTRAINT %s %s USING INDEX %s;",
+				pgx.Identifier{x.constraint}.Sanitize(), x.kind, pgx.Identifier{x.name}.Sanitize())
+		}
+	}
+	if _, err := b.tx.Exec(ctx, drop.String()+"SET LOCAL maintenance_work_mem = '256MB';"); err != nil {
+		return err
+	}
+	if _, err := b.tx.Exec(ctx, fmt.Sprintf(insertSources, cols)); err != nil {
+		return err
+	}
+	_, err = b.tx.Exec(ctx, build.String())
+	return err
 }
