@@ -16,6 +16,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"runtime"
 	"time"
 
 	"partnerapi.dev/pkg/config"
@@ -98,12 +99,78 @@ func migrate(ctx context.Context) error {
 	return nil
 }
 
-// importRecords loads NDJSON in batches of lines, each batch one
-// transaction; a bad line stops the import with its line number.
+// parseResult is a parsed chunk of lines.
+type parseResult struct {
+	batch domain.Batch
+	err   error
+}
+
+// parseInOrder reads NDJSON in chunks of lines, parses them on every core
+// while the database stores earlier chunks, and hands the batches to add in
+// input order; the first bad line (or failed add) stops the reading.
+func parseInOrder(ctx context.Context, in io.Reader, lines int, add func(domain.Batch) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	workers := runtime.GOMAXPROCS(0)
+	pending := make(chan chan parseResult, 2*workers) // chunks in input order
+	sem := make(chan struct{}, workers)
+	readErr := make(chan error, 1)
+	go func() {
+		defer close(pending)
+		sc := bufio.NewScanner(in)
+		sc.Buffer(make([]byte, 64<<10), domain.MaxLine)
+		var buf bytes.Buffer
+		n, first := 0, 1
+		send := func() bool {
+			if buf.Len() == 0 {
+				return true
+			}
+			chunk, at, out := bytes.Clone(buf.Bytes()), first, make(chan parseResult, 1)
+			buf.Reset()
+			first = n + 1
+			select {
+			case pending <- out:
+			case <-ctx.Done():
+				return false
+			}
+			sem <- struct{}{}
+			go func() {
+				defer func() { <-sem }()
+				b, err := domain.ParseLines(bytes.NewReader(chunk), at)
+				out <- parseResult{b, err}
+			}()
+			return true
+		}
+		for sc.Scan() {
+			n++
+			buf.Write(sc.Bytes())
+			buf.WriteByte('\n')
+			if n%lines == 0 && !send() {
+				return
+			}
+		}
+		readErr <- sc.Err()
+		send()
+	}()
+	for out := range pending {
+		r := <-out
+		if r.err != nil {
+			return r.err
+		}
+		if err := add(r.batch); err != nil {
+			return err
+		}
+	}
+	return <-readErr
+}
+
+// importRecords loads NDJSON in one transaction (parsed and staged in
+// batches of lines); a bad line stops the import with its line number and
+// nothing of the file is stored.
 func importRecords(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("import", flag.ContinueOnError)
 	file := fs.String("file", "", "NDJSON file of accounting records (default: standard input)")
-	batch := fs.Int("batch", 2000, "records per transaction")
+	batch := fs.Int("batch", 2000, "records parsed and staged at a time")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -126,41 +193,15 @@ func importRecords(ctx context.Context, args []string) error {
 	}
 	st := &store.Store{DB: db.Gorm}
 	start := time.Now()
-	sc := bufio.NewScanner(in)
-	sc.Buffer(make([]byte, 64<<10), domain.MaxLine)
-	var buf bytes.Buffer
-	lines, stored, first := 0, 0, 1
-	flush := func() error {
-		if buf.Len() == 0 {
-			return nil
-		}
-		b, err := domain.ParseLines(bytes.NewReader(buf.Bytes()), first)
-		if err != nil {
-			return fmt.Errorf("nothing of lines %d to %d was stored: %w", first, lines, err)
-		}
-		if err := st.Ingest(ctx, b); err != nil {
-			return fmt.Errorf("import stopped after %d records: %w", stored, err)
-		}
-		stored += len(b.Sources) + len(b.Refunds)
-		buf.Reset()
-		first = lines + 1
-		return nil
-	}
-	for sc.Scan() {
-		lines++
-		buf.Write(sc.Bytes())
-		buf.WriteByte('\n')
-		if lines%*batch == 0 {
-			if err := flush(); err != nil {
-				return err
-			}
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return err
-	}
-	if err := flush(); err != nil {
-		return err
+	stored := 0
+	err = st.BulkIngest(ctx, func(add func(domain.Batch) error) error {
+		return parseInOrder(ctx, in, *batch, func(b domain.Batch) error {
+			stored += len(b.Sources) + len(b.Refunds)
+			return add(b)
+		})
+	})
+	if err != nil {
+		return fmt.Errorf("nothing was imported: %w", err)
 	}
 	slog.Info("accounting records imported", "records", stored, "elapsed", time.Since(start).Round(time.Millisecond).String())
 	return nil

@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"hash/fnv"
 	"slices"
 	"strings"
@@ -160,10 +161,8 @@ func (s *Store) Ingest(ctx context.Context, b domain.Batch) error {
 				return err
 			}
 		}
-		for _, k := range days {
-			if err := rebuildDay(tx, k.restaurant, k.date); err != nil {
-				return err
-			}
+		if err := rebuildDayTotals(tx, days); err != nil {
+			return err
 		}
 		if len(refunds) == 0 {
 			return nil
@@ -265,24 +264,11 @@ func refundRows(ws []domain.RefundWrite) ([]refundEvent, error) {
 	at := map[[2]string]int{}
 	out := make([]refundEvent, 0, len(ws))
 	for _, w := range ws {
-		e := w.Event
-		lines, err := json.Marshal(e.ReturnedLines)
+		row, err := refundEventRow(w)
 		if err != nil {
 			return nil, err
 		}
-		row := refundEvent{RestaurantID: w.RestaurantID, RefundID: e.ID, Kind: e.Kind, OccurredAt: e.OccurredAt,
-			RefundBusinessDate: e.BusinessDate.String(), OrderID: e.OrderID, MethodKey: e.Method, AmountMinor: e.Amount,
-			ReturnedLines: string(lines), LegacyTiming: e.LegacyTiming, Fingerprint: e.Fingerprint}
-		if e.OriginalBusinessDate != nil {
-			d := e.OriginalBusinessDate.String()
-			row.OriginalBusinessDate = &d
-		}
-		if im := e.Impact; im != nil {
-			raw, _ := json.Marshal(im.VatByRateMinor)
-			rates := string(raw)
-			row.ImpactGrossMinor, row.ImpactNetMinor, row.ImpactVatMinor, row.ImpactVatByRate = &im.GrossMinor, &im.NetMinor, &im.VatMinor, &rates
-		}
-		k := [2]string{w.RestaurantID, e.ID}
+		k := [2]string{w.RestaurantID, w.Event.ID}
 		if i, ok := at[k]; ok {
 			out[i] = row
 			continue
@@ -291,6 +277,27 @@ func refundRows(ws []domain.RefundWrite) ([]refundEvent, error) {
 		out = append(out, row)
 	}
 	return out, nil
+}
+
+func refundEventRow(w domain.RefundWrite) (refundEvent, error) {
+	e := w.Event
+	lines, err := json.Marshal(e.ReturnedLines)
+	if err != nil {
+		return refundEvent{}, err
+	}
+	row := refundEvent{RestaurantID: w.RestaurantID, RefundID: e.ID, Kind: e.Kind, OccurredAt: e.OccurredAt,
+		RefundBusinessDate: e.BusinessDate.String(), OrderID: e.OrderID, MethodKey: e.Method, AmountMinor: e.Amount,
+		ReturnedLines: string(lines), LegacyTiming: e.LegacyTiming, Fingerprint: e.Fingerprint}
+	if e.OriginalBusinessDate != nil {
+		d := e.OriginalBusinessDate.String()
+		row.OriginalBusinessDate = &d
+	}
+	if im := e.Impact; im != nil {
+		raw, _ := json.Marshal(im.VatByRateMinor)
+		rates := string(raw)
+		row.ImpactGrossMinor, row.ImpactNetMinor, row.ImpactVatMinor, row.ImpactVatByRate = &im.GrossMinor, &im.NetMinor, &im.VatMinor, &rates
+	}
+	return row, nil
 }
 
 // textArray writes a Postgres text[] literal.
@@ -309,25 +316,43 @@ func textArray(v []string) string {
 	return b.String()
 }
 
-func rebuildDay(tx *gorm.DB, restaurant string, date bizdate.Date) error {
-	d := date.String()
-	if err := tx.Exec(`DELETE FROM daily_method_totals WHERE restaurant_id = ? AND business_date = ?::date`, restaurant, d).Error; err != nil {
-		return err
-	}
-	if err := tx.Exec(`INSERT INTO daily_method_totals
-SELECT restaurant_id, business_date, method_key, sum(gross_minor), sum(vat_minor), sum(transaction_count),
-  sum(gross_zero), sum(gross_special), sum(gross_reduced), sum(gross_standard), sum(gross_unknown),
-  sum(vat_zero), sum(vat_special), sum(vat_reduced), sum(vat_standard), sum(vat_unknown), sum(discount_minor), sum(tip_minor)
-FROM payment_sources WHERE restaurant_id = ? AND business_date = ?::date
-GROUP BY restaurant_id, business_date, method_key`, restaurant, d).Error; err != nil {
-		return err
-	}
-	return tx.Exec(`INSERT INTO daily_source_state (restaurant_id, business_date, source_count, unknown_vat_count, fingerprint)
-SELECT ?::uuid, ?::date, count(*), count(*) FILTER (WHERE NOT vat_known),
-  coalesce(encode(sha256(convert_to(string_agg(source_kind || ':' || source_record_id || '=' || fingerprint, ',' ORDER BY source_kind, source_record_id), 'UTF8')), 'hex'), '')
-FROM payment_sources WHERE restaurant_id = ? AND business_date = ?::date
+// rebuildDays are the statements rebuilding the totals of a set of days: %[1]s
+// is a relation of (restaurant_id uuid, business_date date), used once per
+// statement. A day left without sources keeps a state row with zero counts.
+var rebuildDays = []string{
+	`DELETE FROM daily_method_totals t USING %[1]s d WHERE t.restaurant_id = d.restaurant_id AND t.business_date = d.business_date`,
+	`INSERT INTO daily_method_totals
+SELECT p.restaurant_id, p.business_date, p.method_key, sum(p.gross_minor), sum(p.vat_minor), sum(p.transaction_count),
+  sum(p.gross_zero), sum(p.gross_special), sum(p.gross_reduced), sum(p.gross_standard), sum(p.gross_unknown),
+  sum(p.vat_zero), sum(p.vat_special), sum(p.vat_reduced), sum(p.vat_standard), sum(p.vat_unknown), sum(p.discount_minor), sum(p.tip_minor)
+FROM %[1]s d JOIN payment_sources p ON p.restaurant_id = d.restaurant_id AND p.business_date = d.business_date
+GROUP BY p.restaurant_id, p.business_date, p.method_key`,
+	`INSERT INTO daily_source_state (restaurant_id, business_date, source_count, unknown_vat_count, fingerprint)
+SELECT d.restaurant_id, d.business_date, count(p.source_kind), count(*) FILTER (WHERE NOT p.vat_known),
+  coalesce(encode(sha256(convert_to(string_agg(p.source_kind || ':' || p.source_record_id || '=' || p.fingerprint, ',' ORDER BY p.source_kind, p.source_record_id), 'UTF8')), 'hex'), '')
+FROM %[1]s d LEFT JOIN payment_sources p ON p.restaurant_id = d.restaurant_id AND p.business_date = d.business_date
+GROUP BY d.restaurant_id, d.business_date
 ON CONFLICT (restaurant_id, business_date) DO UPDATE SET source_count = EXCLUDED.source_count,
-  unknown_vat_count = EXCLUDED.unknown_vat_count, fingerprint = EXCLUDED.fingerprint`, restaurant, d, restaurant, d).Error
+  unknown_vat_count = EXCLUDED.unknown_vat_count, fingerprint = EXCLUDED.fingerprint`,
+}
+
+// rebuildDayTotals rebuilds the totals of days in three statements.
+func rebuildDayTotals(tx *gorm.DB, days []dayKey) error {
+	if len(days) == 0 {
+		return nil
+	}
+	restaurants, dates := make([]string, len(days)), make([]string, len(days))
+	for i, k := range days {
+		restaurants[i], dates[i] = k.restaurant, k.date.String()
+	}
+	// Array literals: gorm would expand a slice argument into a list.
+	const rel = `(SELECT * FROM unnest(?::uuid[], ?::date[]) AS u(restaurant_id, business_date))`
+	for _, q := range rebuildDays {
+		if err := tx.Exec(fmt.Sprintf(q, rel), textArray(restaurants), textArray(dates)).Error; err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 type totalsRow struct {
@@ -616,17 +641,30 @@ GROUP BY refund_business_date, kind ORDER BY refund_business_date, kind`, restau
 
 // WorkspaceSources lists up to limit sources of the period; a query matches
 // exactly a receipt hash, record id, order id, tab-split id or group id.
+// One statement: the page is a range scan of payment_sources_day cut at the
+// limit, and its groups' gross sums are computed once per group of the page
+// (not once per source).
 func (s *Store) WorkspaceSources(ctx context.Context, restaurant string, start, end bizdate.Date, query string, limit int) ([]domain.Source, error) {
-	sql := sourceSelect + `WHERE s.restaurant_id = ? AND s.business_date BETWEEN ?::date AND ?::date`
-	args := []any{restaurant, start.String(), end.String()}
+	page := `SELECT * FROM payment_sources WHERE restaurant_id = @restaurant AND business_date BETWEEN CAST(@first AS date) AND CAST(@last AS date)`
+	args := map[string]any{"restaurant": restaurant, "first": start.String(), "last": end.String(), "limit": limit}
 	if query != "" {
-		sql += ` AND (s.receipt_hash = ? OR s.source_record_id = ? OR s.tab_split_id = ? OR s.source_group_id = ? OR ? = ANY(s.order_ids))`
-		args = append(args, query, query, query, query, query)
+		page += ` AND (receipt_hash = @query OR source_record_id = @query OR tab_split_id = @query OR source_group_id = @query OR @query = ANY(order_ids))`
+		args["query"] = query
 	}
-	sql += ` ORDER BY s.business_date, s.source_kind, s.source_record_id LIMIT ?`
-	args = append(args, limit)
+	page += ` ORDER BY business_date, source_kind, source_record_id LIMIT @limit`
+	sql := `WITH page AS MATERIALIZED (` + page + `),
+groups AS (SELECT g.source_group_id, sum(g.gross_minor) AS gross FROM payment_sources g
+  WHERE g.restaurant_id = @restaurant AND g.source_group_id IN (SELECT source_group_id FROM page WHERE source_group_id IS NOT NULL)
+  GROUP BY g.source_group_id)
+SELECT s.source_kind, s.source_record_id, s.receipt_hash, s.parent_receipt_hash, s.component_id, s.tab_split_id,
+  s.source_group_id, gr.gross AS group_gross, array_to_json(s.order_ids)::text AS order_ids, s.occurred_at, s.business_date,
+  s.method_key, s.gross_minor, s.vat_minor, s.transaction_count, s.vat_known, s.gross_zero, s.gross_special, s.gross_reduced,
+  s.gross_standard, s.gross_unknown, s.vat_zero, s.vat_special, s.vat_reduced, s.vat_standard, s.vat_unknown,
+  s.discount_minor, s.tip_minor, s.fingerprint
+FROM page s LEFT JOIN groups gr ON gr.source_group_id = s.source_group_id
+ORDER BY s.business_date, s.source_kind, s.source_record_id`
 	var rows []sourceRow
-	err := s.DB.WithContext(ctx).Raw(sql, args...).Scan(&rows).Error
+	err := s.DB.WithContext(ctx).Raw(sql, args).Scan(&rows).Error
 	return sources(rows), err
 }
 

@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -245,4 +246,33 @@ func TestCatalogBatchRefusals(t *testing.T) {
 	e.errorOf(http.StatusNotFound, http.MethodGet, targetPath(helsinki, menu), helsinki, nil)
 	e.errorOf(http.StatusNotFound, http.MethodPost, batchPath(helsinki), helsinki, ok)
 	e.errorOf(http.StatusUnauthorized, http.MethodPost, batchPath(helsinki), "", ok)
+}
+
+// TestCatalogBatchBeyondOneStatement applies a document whose rows need more
+// bind parameters than one statement takes: every row is stored, children
+// after their parents.
+func TestCatalogBatchBeyondOneStatement(t *testing.T) {
+	e := newEnv(t)
+	e.scopes = catalogScopes
+	d := contracts.CatalogDocument{Menu: contracts.CatalogMenu{Ref: "menu", Name: "Large"},
+		MenuCategories: []contracts.CatalogMenuCategory{{Ref: "cat", Name: "All", Visible: true}}}
+	const n = 2500 // 2,500 items of 29 columns: more than 65,535 parameters
+	for i := range n {
+		d.MenuItems = append(d.MenuItems, contracts.CatalogMenuItem{Ref: fmt.Sprintf("item-%d", i), CategoryRef: "cat",
+			Name: fmt.Sprintf("Item %d", i), BasePriceMinor: int64(i), Visible: true, ProductType: "food"})
+	}
+	d.Combos = []contracts.CatalogCombo{{Ref: "combo", Name: "Last two", PriceMinor: 100, Visible: true,
+		Components: []contracts.CatalogComboComponent{{MenuItemRef: fmt.Sprintf("item-%d", n-2), Quantity: 1}, {MenuItemRef: fmt.Sprintf("item-%d", n-1), Quantity: 1}}}}
+	items, components := e.count("items"), e.count("combo_components")
+	res := e.batch(http.StatusCreated, helsinki, contracts.CatalogBatch{BatchID: "5d1e7c3a-0000-4000-8000-0000000000aa",
+		Target: contracts.CatalogBatchTarget{Mode: contracts.CatalogTargetNewDraft}, Document: d})
+	if res.Created.MenuItems != n || res.Menu.ItemCount != n {
+		t.Fatalf("result %+v", res)
+	}
+	if got := e.count("items") - items; got != n {
+		t.Fatalf("%d items stored, want %d", got, n)
+	}
+	if got := e.count("combo_components") - components; got != 2 {
+		t.Fatalf("%d combo components stored, want 2", got)
+	}
 }

@@ -8,8 +8,12 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
+	"reflect"
+	"strings"
 
 	"gorm.io/gorm"
+	"gorm.io/gorm/schema"
 
 	"partnerapi.dev/pkg/idempotency"
 	"partnerapi.dev/pkg/outbox"
@@ -359,16 +363,8 @@ func (t *txStore) InsertCatalog(r domain.CatalogRows) error {
 	for _, c := range r.ComboComponents {
 		components = append(components, comboComponentRow{ComboID: c.ComboID, Position: c.Position, RestaurantID: rid, ItemID: c.ItemID, Quantity: c.Quantity})
 	}
-	for _, create := range []func() error{
-		func() error { return createSlice(t.db, cats) }, func() error { return createSlice(t.db, items) },
-		func() error { return createSlice(t.db, groups) }, func() error { return createSlice(t.db, options) },
-		func() error { return createSlice(t.db, assignments) }, func() error { return createSlice(t.db, pcs) },
-		func() error { return createSlice(t.db, products) }, func() error { return createSlice(t.db, combos) },
-		func() error { return createSlice(t.db, components) },
-	} {
-		if err := create(); err != nil {
-			return err
-		}
+	if err := insertAll(t.db, cats, items, groups, options, assignments, pcs, products, combos, components); err != nil {
+		return err
 	}
 	if err := t.AddMenuCategories(rid, r.MenuID, r.MenuCategoryIDs); err != nil {
 		return err
@@ -376,12 +372,75 @@ func (t *txStore) InsertCatalog(r domain.CatalogRows) error {
 	return t.AddMenuItems(rid, r.MenuID, r.Entries)
 }
 
-// createSlice inserts rows, nothing for an empty slice.
-func createSlice[T any](db *gorm.DB, rows []T) error {
-	if len(rows) == 0 {
-		return nil
+// maxParams keeps a statement under PostgreSQL's 65,535 bind parameters.
+const maxParams = 60_000
+
+// insertAll writes slices of rows (parents before children), one
+// multi-row INSERT per kind chained as data-modifying CTEs, so a catalog
+// batch of about 500 rows is one round trip instead of one per kind.
+// Foreign keys between the kinds hold: PostgreSQL checks them after the
+// whole statement. A batch too large for one statement's parameters is
+// split between statements, in order.
+func insertAll(db *gorm.DB, slices ...any) error {
+	var parts []string
+	var vars []any
+	flush := func() error {
+		if len(parts) == 0 {
+			return nil
+		}
+		sql := parts[len(parts)-1]
+		if len(parts) > 1 {
+			ctes := make([]string, len(parts)-1)
+			for i, p := range parts[:len(parts)-1] {
+				ctes[i] = fmt.Sprintf("k%d AS (%s)", i, p)
+			}
+			sql = "WITH " + strings.Join(ctes, ", ") + " " + sql
+		}
+		err := db.Exec(sql, vars...).Error
+		parts, vars = nil, nil
+		return err
 	}
-	return db.CreateInBatches(&rows, 500).Error
+	for _, rows := range slices {
+		rv := reflect.ValueOf(rows)
+		if rv.Len() == 0 {
+			continue
+		}
+		stmt := &gorm.Statement{DB: db}
+		if err := stmt.Parse(rows); err != nil {
+			return err
+		}
+		var cols []string
+		var fields []*schema.Field
+		for _, f := range stmt.Schema.Fields {
+			if f.DBName != "" && f.Creatable {
+				cols = append(cols, stmt.Quote(f.DBName))
+				fields = append(fields, f)
+			}
+		}
+		tuple := "(" + strings.TrimSuffix(strings.Repeat("?,", len(fields)), ",") + ")"
+		for start := 0; start < rv.Len(); {
+			room := (maxParams - len(vars)) / len(fields)
+			if room == 0 {
+				if err := flush(); err != nil {
+					return err
+				}
+				continue
+			}
+			end := min(rv.Len(), start+room)
+			tuples := make([]string, 0, end-start)
+			for i := start; i < end; i++ {
+				row := rv.Index(i)
+				for _, f := range fields {
+					v, _ := f.ValueOf(db.Statement.Context, row)
+					vars = append(vars, v)
+				}
+				tuples = append(tuples, tuple)
+			}
+			parts = append(parts, "INSERT INTO "+stmt.Quote(stmt.Schema.Table)+" ("+strings.Join(cols, ", ")+") VALUES "+strings.Join(tuples, ", "))
+			start = end
+		}
+	}
+	return flush()
 }
 
 func toItemRow(restaurantID string, it domain.Item) itemRow {
