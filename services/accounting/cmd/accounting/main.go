@@ -101,6 +101,8 @@ func migrate(ctx context.Context) error {
 // importRecords loads NDJSON in batches of lines, each batch one
 // transaction; a bad line stops the import with its line number.
 func importRecords(ctx context.Context, args []string) error {
+	// A bulk load's statements may run for minutes: no per-statement bound.
+	ctx = database.Unbounded(ctx)
 	fs := flag.NewFlagSet("import", flag.ContinueOnError)
 	file := fs.String("file", "", "NDJSON file of accounting records (default: standard input)")
 	batch := fs.Int("batch", 2000, "records per transaction")
