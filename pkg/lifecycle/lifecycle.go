@@ -67,7 +67,7 @@ func Serve(ctx context.Context, listeners []Listener, closers ...Closer) error {
 				return fmt.Errorf("listen on %s: %w", l.Addr, err)
 			}
 		}
-		opened = append(opened, ln)
+		opened = append(opened, lingerListener{ln})
 	}
 	errc := make(chan error, len(listeners))
 	for i, l := range listeners {
