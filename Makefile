@@ -80,6 +80,10 @@ bench-orders: build ## Load BENCH_ORDERS orders (default 1000000), then measure 
 bench-services: build ## Load the bench data set (BENCH_ORDERS orders, their accounting records, the 2,000-item catalog), then measure accounting, menus and catalog import at each service and through the gateway
 	bin/loadgen services -orders $(BENCH_ORDERS)
 
+.PHONY: faults
+faults: build ## Fault suite (a few minutes): the system under partner load while Postgres and Redis hang, crash and come back; writes the table into docs/reliability.md
+	bin/faults -out docs/reliability.md
+
 .PHONY: lint
 lint: $(TOOLS_BIN)/golangci-lint ## Run golangci-lint (pinned) on every module
 	@for m in $(MODULES); do (cd $$m && GOWORK=off $(TOOLS_BIN)/golangci-lint run ./...) || exit 1; done

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
 )
 
 // ErrUnavailable is the error of a statement or connection the breaker
@@ -101,6 +102,38 @@ func (g gatedConnector) Connect(ctx context.Context) (driver.Conn, error) {
 	return c, err
 }
 
+// pingIdle replaces the check database/sql runs when it hands out a
+// connection that sat idle over a second: the driver pings it with the
+// caller's context, which has no deadline on a long poll, so against a
+// frozen server it would wait forever. Here the ping has the bound; a
+// connection that fails it is closed, so the driver's own ping (asked for
+// by returning true) fails at once and the pool opens another one.
+func (b *breaker) pingIdle(ctx context.Context, p stdlib.ShouldPingParams) bool {
+	if p.IdleDuration <= time.Second || b.isOpen() {
+		// While the breaker is open the statement is refused anyway.
+		return false
+	}
+	timeout := b.probeTimeout
+	if timeout <= 0 {
+		timeout = time.Second
+	}
+	pctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	err := p.Conn.PgConn().Ping(pctx)
+	if err == nil {
+		return false
+	}
+	if ctx.Err() == nil && pctx.Err() != nil {
+		// A server that cannot answer a ping within the bound is not
+		// answering: open at once, so the pool's next try (a new
+		// connection) does not wait for the connect bound as well.
+		b.trip(err)
+	} else {
+		b.record(err, ctx.Err())
+	}
+	return true
+}
+
 // Breaker tuning: this many outage errors in a row open it; while open,
 // every statement and connection is refused at once (fast 503) and a probe
 // pings the database every probeInterval until it answers.
@@ -139,7 +172,20 @@ func (b *breaker) record(err, callerErr error) {
 		return
 	}
 	b.failures++
-	if b.failures >= breakerThreshold && b.probe != nil && !b.open.Load() {
+	if b.failures >= breakerThreshold {
+		b.openLocked(err)
+	}
+}
+
+// trip opens the breaker now.
+func (b *breaker) trip(err error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.openLocked(err)
+}
+
+func (b *breaker) openLocked(err error) {
+	if b.probe != nil && !b.open.Load() {
 		b.open.Store(true)
 		slog.Warn("database unavailable: statements are refused until it answers a probe", "error", err)
 		go b.run()

@@ -92,7 +92,7 @@ func Open(ctx context.Context, cfg Config, schema string) (*DB, error) {
 	pcfg.DialFunc = dialer(pcfg.ConnectTimeout).DialContext
 	b := &breaker{done: make(chan struct{})}
 	pcfg.Tracer = &statementBound{timeout: cfg.StatementTimeout, breaker: b}
-	sqlDB := sql.OpenDB(gatedConnector{Connector: stdlib.GetConnector(*pcfg), breaker: b})
+	sqlDB := sql.OpenDB(gatedConnector{Connector: stdlib.GetConnector(*pcfg, stdlib.OptionShouldPing(b.pingIdle)), breaker: b})
 	b.probe = func(ctx context.Context) error { return sqlDB.PingContext(ctx) }
 	b.probeTimeout = max(cfg.StatementTimeout, cfg.ConnectTimeout)
 	sqlDB.SetMaxOpenConns(orDefault(cfg.MaxOpenConns, 20))

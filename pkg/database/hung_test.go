@@ -66,6 +66,9 @@ func TestHungDatabaseFailsFastAndRecovers(t *testing.T) {
 		t.Fatalf("healthy: %d %s", code, body)
 	}
 
+	// Idle over a second: database/sql checks the connection with a ping
+	// before handing it out, which must be bounded too.
+	time.Sleep(1100 * time.Millisecond)
 	if err := pg.Pause(); err != nil {
 		t.Fatal(err)
 	}

@@ -47,6 +47,17 @@ func (s *Server) Stop() error {
 	}
 }
 
+// Kill ends the server and its process group at once (SIGKILL), as a crash
+// does, and waits for it.
+func (s *Server) Kill() error {
+	if s == nil || s.cmd == nil || s.cmd.Process == nil {
+		return nil
+	}
+	_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
+	<-s.done
+	return nil
+}
+
 // Exited is closed when the server process ends.
 func (s *Server) Exited() <-chan struct{} { return s.done }
 
