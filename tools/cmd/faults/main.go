@@ -143,6 +143,8 @@ func run(ctx context.Context, bin string, workers int, during, after time.Durati
 		{name: "Postgres shut down, restarted", inject: func() error { return in.pg.Stop() }, recover: in.startPostgres},
 		{name: "Redis paused (SIGSTOP), resumed", inject: func() error { return in.redis.Pause() }, recover: func() error { return in.redis.Resume() }},
 		{name: "Redis killed (SIGKILL), restarted", inject: func() error { return in.redis.Kill() }, recover: in.startRedis},
+		{name: "menus service stopped (SIGTERM), restarted", inject: func() error { return terminate(stack.PID(), "menus") },
+			recover: func() error { return waitReady(ctx, stack.Internal["menus"]) }},
 	}
 
 	lctx, cancelLoad := context.WithCancel(ctx)
@@ -198,6 +200,47 @@ func run(ctx context.Context, bin string, workers int, during, after time.Durati
 		return fmt.Errorf("%d violations", total)
 	}
 	return nil
+}
+
+// terminate sends SIGTERM to devstack's child running the named binary, as
+// a rollout stops a pod; devstack starts it again.
+func terminate(devstack int, name string) error {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		var pid, ppid int
+		var comm, state string
+		if _, err := fmt.Sscan(string(stat), &pid, &comm, &state, &ppid); err != nil || ppid != devstack {
+			continue
+		}
+		cmdline, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if argv0, _, _ := strings.Cut(string(cmdline), "\x00"); filepath.Base(argv0) == name {
+			return syscall.Kill(pid, syscall.SIGTERM)
+		}
+	}
+	return fmt.Errorf("no %s process under devstack", name)
+}
+
+// waitReady waits until a restarted process answers /readyz (devstack
+// starts it again when it stopped cleanly).
+func waitReady(ctx context.Context, internal string) error {
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		if res, err := http.Get(internal + "/readyz"); err == nil {
+			res.Body.Close()
+			if res.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		sleep(ctx, 50*time.Millisecond)
+	}
+	return fmt.Errorf("%s not ready 60 s after its restart", internal)
 }
 
 func sleep(ctx context.Context, d time.Duration) {
