@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -45,5 +46,71 @@ func TestOversizedBodyIsAnsweredNotReset(t *testing.T) {
 		if res.StatusCode != http.StatusRequestEntityTooLarge || !strings.Contains(string(got), `"error":"payload_too_large"`) {
 			t.Fatalf("attempt %d: %d %s", i, res.StatusCode, got)
 		}
+	}
+}
+
+// Once shutdown starts, /readyz answers 503 while in-flight requests drain,
+// so a load balancer stops sending before the process is gone.
+func TestNotReadyWhileDraining(t *testing.T) {
+	release := make(chan struct{})
+	entered := make(chan struct{})
+	public := httpx.New(httpx.Options{NoTracing: true}, func(r fiber.Router) {
+		r.Get("/slow", func(c *fiber.Ctx) error {
+			close(entered)
+			<-release
+			return c.SendString("done")
+		})
+	})
+	internal := httpx.NewInternal(httpx.Options{NoTracing: true}, nil, nil)
+	var lns []net.Listener
+	for range 2 {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		lns = append(lns, ln)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() {
+		served <- lifecycle.Serve(ctx, []lifecycle.Listener{{App: public, Listener: lns[0]}, {App: internal, Listener: lns[1]}})
+	}()
+	ready := func() int {
+		res, err := http.Get("http://" + lns[1].Addr().String() + "/readyz")
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		return res.StatusCode
+	}
+	if code := ready(); code != http.StatusOK {
+		t.Fatalf("readyz before shutdown: %d", code)
+	}
+	body := make(chan string, 1)
+	go func() {
+		res, err := http.Get("http://" + lns[0].Addr().String() + "/slow")
+		if err != nil {
+			body <- err.Error()
+			return
+		}
+		b, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		body <- string(b)
+	}()
+	<-entered
+	cancel()
+	deadline := time.Now().Add(5 * time.Second)
+	for !lifecycle.Stopping() && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	if code := ready(); code != http.StatusServiceUnavailable {
+		t.Errorf("readyz while draining: %d", code)
+	}
+	close(release)
+	if got := <-body; got != "done" {
+		t.Fatalf("in-flight request: %q", got)
+	}
+	if err := <-served; err != nil {
+		t.Fatal(err)
 	}
 }
