@@ -114,3 +114,47 @@ func TestNotReadyWhileDraining(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Shutting down while clients keep sending requests on kept-alive
+// connections closes them without upsetting the server (its idle
+// connections are closed from another goroutine).
+func TestShutdownUnderKeepAliveLoad(t *testing.T) {
+	app := httpx.New(httpx.Options{NoTracing: true}, func(r fiber.Router) {
+		r.Get("/ping", func(c *fiber.Ctx) error { return c.SendString("pong") })
+	})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- lifecycle.Serve(ctx, []lifecycle.Listener{{App: app, Listener: ln}}) }()
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	for range 4 {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			client := &http.Client{Timeout: 5 * time.Second}
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if res, err := client.Get("http://" + ln.Addr().String() + "/ping"); err == nil {
+					_, _ = io.Copy(io.Discard, res.Body)
+					res.Body.Close()
+				}
+			}
+		}()
+	}
+	time.Sleep(200 * time.Millisecond)
+	cancel()
+	if err := <-served; err != nil {
+		t.Fatal(err)
+	}
+	close(stop)
+	for range 4 {
+		<-done
+	}
+}
