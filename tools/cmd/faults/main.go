@@ -178,6 +178,12 @@ func run(ctx context.Context, bin string, workers int, during, after time.Durati
 	cancelLoad()
 	wg.Wait()
 
+	acked := 0
+	for _, w := range l.writes {
+		if w.acked {
+			acked++
+		}
+	}
 	logf("replaying every write with its idempotency key")
 	replayViolations := l.replay(ctx)
 	logf("checking effects through the API and in the database")
@@ -185,7 +191,7 @@ func run(ctx context.Context, bin string, workers int, during, after time.Durati
 	if err != nil {
 		return err
 	}
-	table := render(results, l, replayViolations, effectViolations)
+	table := render(results, len(l.writes), acked, replayViolations, effectViolations)
 	fmt.Print(table)
 	if out != "" {
 		if err := writeTable(out, table); err != nil {
@@ -564,7 +570,7 @@ func p99(ds []time.Duration) time.Duration {
 	return ds[(len(ds)*99+99)/100-1]
 }
 
-func render(results []result, l *load, replay, effects []string) string {
+func render(results []result, writes, acked int, replay, effects []string) string {
 	var b strings.Builder
 	b.WriteString("| fault | requests | outcomes by status | p99 during | p99 after (from 2 s) | violations |\n|---|---|---|---|---|---|\n")
 	for _, r := range results {
@@ -583,15 +589,9 @@ func render(results []result, l *load, replay, effects []string) string {
 		fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %d |\n", r.fault, r.requests, strings.Join(parts, " "),
 			r.p99During.Round(time.Millisecond), r.p99Back.Round(time.Millisecond), r.violations)
 	}
-	acked := 0
-	for _, w := range l.writes {
-		if w.acked {
-			acked++
-		}
-	}
 	fmt.Fprintf(&b, "\nWrites (create menu, each sent twice at once with one idempotency key): %d, %d acknowledged during the faults; "+
 		"replayed after them: %d violations; exactly one menu per key through the API and in the database: %d violations.\n",
-		len(l.writes), acked, len(replay), len(effects))
+		writes, acked, len(replay), len(effects))
 	var all []string
 	for _, r := range results {
 		for _, p := range r.problems {
