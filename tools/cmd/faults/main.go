@@ -135,6 +135,9 @@ func run(ctx context.Context, bin string, workers int, during, after time.Durati
 	g := seed.Generator{Seed: 42}
 	l := &load{base: stack.Gateway, token: token, restaurant: g.ID("restaurant/kahvila-aalto"),
 		client: &http.Client{Timeout: 15 * time.Second}, runID: uuid.NewString()[:8]}
+	if l.items, err = l.catalogItems(ctx, g.ID("menu/"+l.restaurant+"/main")); err != nil {
+		return err
+	}
 
 	// Closures: a restarted server is a new one.
 	faults := []fault{
@@ -183,6 +186,9 @@ func run(ctx context.Context, bin string, workers int, during, after time.Durati
 		if w.acked {
 			acked++
 		}
+		if w.itemsAcked {
+			acked++
+		}
 	}
 	logf("replaying every write with its idempotency key")
 	replayViolations := l.replay(ctx)
@@ -191,7 +197,7 @@ func run(ctx context.Context, bin string, workers int, during, after time.Durati
 	if err != nil {
 		return err
 	}
-	table := render(results, len(l.writes), acked, replayViolations, effectViolations)
+	table := render(results, 2*len(l.writes), acked, replayViolations, effectViolations)
 	fmt.Print(table)
 	if out != "" {
 		if err := writeTable(out, table); err != nil {
@@ -297,11 +303,18 @@ type write struct {
 	key, name string
 	acked     bool
 	menuID    string
+	// The second write on the created menu: two catalog items added in
+	// one change, also sent twice at once with one key.
+	itemsKey   string
+	itemsAcked bool
 }
 
 type load struct {
 	base, token, restaurant, runID string
 	client                         *http.Client
+	// items are two catalog items of the restaurant, added to each
+	// created menu.
+	items []string
 
 	mu      sync.Mutex
 	samples []sample
@@ -380,7 +393,7 @@ func (l *load) worker(ctx context.Context, w int) {
 func (l *load) createMenuTwice(ctx context.Context) {
 	l.mu.Lock()
 	l.seq++
-	wr := &write{key: uuid.NewString(), name: fmt.Sprintf("Faults %s #%d", l.runID, l.seq)}
+	wr := &write{key: uuid.NewString(), name: fmt.Sprintf("Faults %s #%d", l.runID, l.seq), itemsKey: uuid.NewString()}
 	l.writes = append(l.writes, wr)
 	l.mu.Unlock()
 	var wg sync.WaitGroup
@@ -392,6 +405,49 @@ func (l *load) createMenuTwice(ctx context.Context) {
 		}()
 	}
 	wg.Wait()
+	l.mu.Lock()
+	menuID := wr.menuID
+	l.mu.Unlock()
+	if menuID == "" {
+		return
+	}
+	for range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			l.sendAddItems(ctx, wr, menuID)
+		}()
+	}
+	wg.Wait()
+}
+
+// catalogItems reads two catalog items off a menu.
+func (l *load) catalogItems(ctx context.Context, menuID string) ([]string, error) {
+	code, raw := l.do(ctx, "menu items", http.MethodGet, "/v1/restaurants/"+l.restaurant+"/menus/"+menuID+"/items?limit=2", nil)
+	var page struct {
+		Data struct {
+			Items []struct {
+				CatalogItemID string `json:"catalogItemId"`
+			} `json:"items"`
+		} `json:"data"`
+	}
+	if code != http.StatusOK || json.Unmarshal(raw, &page) != nil || len(page.Data.Items) != 2 {
+		return nil, fmt.Errorf("menu items of %s: %d %.300s", menuID, code, raw)
+	}
+	return []string{page.Data.Items[0].CatalogItemID, page.Data.Items[1].CatalogItemID}, nil
+}
+
+// sendAddItems adds the two catalog items to the write's menu, which must
+// then hold none.
+func (l *load) sendAddItems(ctx context.Context, wr *write, menuID string) int {
+	code, _ := l.do(ctx, "add menu items", http.MethodPost, "/v1/restaurants/"+l.restaurant+"/menus/"+menuID+"/items",
+		map[string]any{"catalogItemIds": l.items, "expectedCategoryCount": 0, "expectedItemCount": 0, "idempotencyKey": wr.itemsKey, "confirmed": true})
+	if code == http.StatusOK || code == http.StatusCreated {
+		l.mu.Lock()
+		wr.itemsAcked = true
+		l.mu.Unlock()
+	}
+	return code
 }
 
 func (l *load) sendCreate(ctx context.Context, wr *write) int {
@@ -435,6 +491,16 @@ func (l *load) replay(ctx context.Context) []string {
 			problems = append(problems, fmt.Sprintf("replay of %q answered %d", wr.name, code))
 		case before != "" && wr.menuID != before:
 			problems = append(problems, fmt.Sprintf("replay of %q: %s", wr.name, wr.menuID))
+		default:
+			for attempt := 0; attempt < 3; attempt++ {
+				if code = l.sendAddItems(ctx, wr, wr.menuID); code != http.StatusConflict {
+					break
+				}
+				sleep(ctx, 200*time.Millisecond)
+			}
+			if code != http.StatusOK && code != http.StatusCreated {
+				problems = append(problems, fmt.Sprintf("replay of the items added to %q answered %d", wr.name, code))
+			}
 		}
 	}
 	return problems
@@ -450,17 +516,19 @@ func (l *load) checkEffects(ctx context.Context, pgURL string) ([]string, error)
 	var listed struct {
 		Data struct {
 			Menus []struct {
-				MenuID string `json:"menuId"`
-				Name   string `json:"name"`
+				MenuID    string `json:"menuId"`
+				Name      string `json:"name"`
+				ItemCount int    `json:"itemCount"`
 			} `json:"menus"`
 		} `json:"data"`
 	}
 	if err := json.Unmarshal(raw, &listed); err != nil {
 		return nil, err
 	}
-	api := map[string]int{}
+	api, apiItems := map[string]int{}, map[string]int{}
 	for _, m := range listed.Data.Menus {
 		api[m.Name]++
+		apiItems[m.MenuID] = m.ItemCount
 	}
 	conn, err := pgx.Connect(ctx, pgURL)
 	if err != nil {
@@ -483,8 +551,30 @@ func (l *load) checkEffects(ctx context.Context, pgURL string) ([]string, error)
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
+	items := map[string]int{}
+	rows, err = conn.Query(ctx, `SELECT m.id::text, count(i.item_id) FROM menus.menus m LEFT JOIN menus.menu_items i ON i.menu_id = m.id
+		WHERE m.name LIKE $1 GROUP BY m.id`, "Faults "+l.runID+" #%")
+	if err != nil {
+		return nil, err
+	}
+	for rows.Next() {
+		var id string
+		var n int
+		if err := rows.Scan(&id, &n); err != nil {
+			return nil, err
+		}
+		items[id] = n
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
 	var problems []string
 	for _, wr := range l.writes {
+		// Both items or neither: never one; and after the replay, both.
+		if items[wr.menuID] != len(l.items) || apiItems[wr.menuID] != len(l.items) {
+			problems = append(problems, fmt.Sprintf("menu %q (items added: acknowledged %v): %d items in the database, %d through the API, want %d",
+				wr.name, wr.itemsAcked, items[wr.menuID], apiItems[wr.menuID], len(l.items)))
+		}
 		if api[wr.name] != 1 || db[wr.name] != 1 {
 			problems = append(problems, fmt.Sprintf("write %q (acknowledged %v): %d menus through the API, %d in the database", wr.name, wr.acked, api[wr.name], db[wr.name]))
 		}
@@ -589,8 +679,9 @@ func render(results []result, writes, acked int, replay, effects []string) strin
 		fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %d |\n", r.fault, r.requests, strings.Join(parts, " "),
 			r.p99During.Round(time.Millisecond), r.p99Back.Round(time.Millisecond), r.violations)
 	}
-	fmt.Fprintf(&b, "\nWrites (create menu, each sent twice at once with one idempotency key): %d, %d acknowledged during the faults; "+
-		"replayed after them: %d violations; exactly one menu per key through the API and in the database: %d violations.\n",
+	fmt.Fprintf(&b, "\nWrites (create a menu, then add two items to it; each sent twice at once with one idempotency key): %d, "+
+		"%d acknowledged during the faults; replayed after them: %d violations; effects (one menu per key, its two items added "+
+		"together, through the API and in the database): %d violations.\n",
 		writes, acked, len(replay), len(effects))
 	var all []string
 	for _, r := range results {
