@@ -96,7 +96,10 @@ func (g gatedConnector) Connect(ctx context.Context) (driver.Conn, error) {
 		return nil, ErrUnavailable
 	}
 	c, err := g.Connector.Connect(ctx)
-	if !probe {
+	// Only a failure counts: a connection opened says nothing of whether
+	// statements get answers (each timed-out statement costs its
+	// connection, so a success here would reset the count every time).
+	if !probe && err != nil {
 		g.breaker.record(err, ctx.Err())
 	}
 	return c, err

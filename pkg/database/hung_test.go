@@ -143,3 +143,37 @@ func TestUnboundedOutlivesTheStatementBound(t *testing.T) {
 func testenvURL(t *testing.T) string {
 	return testenv.NewDatabase(t, "empty", func(context.Context, string) error { return nil })
 }
+
+// Statements cut by the bound three times in a row open the breaker: the
+// next statement is refused without reaching the database, until the probe
+// finds the database answering.
+func TestRepeatedTimeoutsOpenTheBreakerUntilAProbeAnswers(t *testing.T) {
+	ctx := context.Background()
+	db, err := database.Open(ctx, database.Config{URL: config.Secret(testenvURL(t)), StatementTimeout: 100 * time.Millisecond}, "alpha")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close(ctx) })
+	for i := 0; i < 3; i++ {
+		if err := db.Gorm.WithContext(ctx).Exec(`SELECT pg_sleep(0.3)`).Error; !database.IsUnavailable(err) || errors.Is(err, database.ErrUnavailable) {
+			t.Fatalf("slow statement %d: %v", i, err)
+		}
+	}
+	if err := db.Gorm.WithContext(ctx).Exec(`SELECT 1`).Error; !errors.Is(err, database.ErrUnavailable) {
+		t.Fatalf("after three timeouts: %v", err)
+	}
+	if err := db.Ping(ctx); !errors.Is(err, database.ErrUnavailable) {
+		t.Fatalf("readiness while open: %v", err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		err := db.Gorm.WithContext(ctx).Exec(`SELECT 1`).Error
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("breaker still open: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
