@@ -91,6 +91,10 @@ bench-events-run:
 	cd services/events && GOWORK=off go test -run '^$$' -bench 'CommitToWebhook/notify' -benchtime 300x ./internal/api/
 	cd services/events && GOWORK=off go test -run '^$$' -bench 'CommitToWebhook/poll' -benchtime 10x ./internal/api/
 
+.PHONY: faults
+faults: build ## Fault suite (a few minutes): the system under partner load while Postgres and Redis hang, crash and come back; writes the table into docs/reliability.md
+	bin/faults -out docs/reliability.md
+
 .PHONY: lint
 lint: $(TOOLS_BIN)/golangci-lint ## Run golangci-lint (pinned) on every module
 	@for m in $(MODULES); do (cd $$m && GOWORK=off $(TOOLS_BIN)/golangci-lint run ./...) || exit 1; done

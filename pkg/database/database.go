@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"net"
 	"regexp"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -39,6 +40,21 @@ type Config struct {
 	MaxIdleConns    int           `env:"DATABASE_MAX_IDLE_CONNS, default=20"`
 	ConnMaxIdleTime time.Duration `env:"DATABASE_CONN_MAX_IDLE_TIME, default=5m"`
 	ConnMaxLifetime time.Duration `env:"DATABASE_CONN_MAX_LIFETIME, default=30m"`
+	// Bounds that make a hung database (a partition, a frozen host: the
+	// kernel accepts the connection, nothing answers, so no server-side
+	// timeout ever fires) answer 503 in under a second instead of at the
+	// caller's timeout. Zero turns a bound off (tests' literal Configs).
+	//
+	// ConnectTimeout bounds opening a connection (TCP and startup).
+	ConnectTimeout time.Duration `env:"DATABASE_CONNECT_TIMEOUT, default=700ms"`
+	// StatementTimeout bounds each statement on the client side, from
+	// sending it to reading its last row, unless the context is Unbounded
+	// (imports, migrations).
+	StatementTimeout time.Duration `env:"DATABASE_STATEMENT_TIMEOUT, default=800ms"`
+	// IdleInTransactionTimeout is Postgres's
+	// idle_in_transaction_session_timeout: a transaction whose client
+	// vanished mid-way releases its locks after it.
+	IdleInTransactionTimeout time.Duration `env:"DATABASE_IDLE_IN_TRANSACTION_TIMEOUT, default=30s"`
 }
 
 var validSchema = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
@@ -48,6 +64,9 @@ type DB struct {
 	Gorm   *gorm.DB
 	SQL    *sql.DB
 	Schema string
+
+	breaker *breaker
+	timeout time.Duration
 }
 
 // Open connects to the database with search_path set to schema, so every
@@ -64,7 +83,18 @@ func Open(ctx context.Context, cfg Config, schema string) (*DB, error) {
 	if pcfg.RuntimeParams["application_name"] == "" {
 		pcfg.RuntimeParams["application_name"] = schema
 	}
-	sqlDB := stdlib.OpenDB(*pcfg)
+	if cfg.IdleInTransactionTimeout > 0 {
+		pcfg.RuntimeParams["idle_in_transaction_session_timeout"] = strconv.FormatInt(cfg.IdleInTransactionTimeout.Milliseconds(), 10)
+	}
+	if cfg.ConnectTimeout > 0 {
+		pcfg.ConnectTimeout = cfg.ConnectTimeout
+	}
+	pcfg.DialFunc = dialer(pcfg.ConnectTimeout).DialContext
+	b := &breaker{done: make(chan struct{})}
+	pcfg.Tracer = &statementBound{timeout: cfg.StatementTimeout, breaker: b}
+	sqlDB := sql.OpenDB(gatedConnector{Connector: stdlib.GetConnector(*pcfg, stdlib.OptionShouldPing(b.pingIdle)), breaker: b})
+	b.probe = func(ctx context.Context) error { return sqlDB.PingContext(ctx) }
+	b.probeTimeout = max(cfg.StatementTimeout, cfg.ConnectTimeout)
 	sqlDB.SetMaxOpenConns(orDefault(cfg.MaxOpenConns, 20))
 	sqlDB.SetMaxIdleConns(orDefault(cfg.MaxIdleConns, 20))
 	sqlDB.SetConnMaxIdleTime(cfg.ConnMaxIdleTime)
@@ -85,7 +115,7 @@ func Open(ctx context.Context, cfg Config, schema string) (*DB, error) {
 		_ = sqlDB.Close()
 		return nil, fmt.Errorf("gorm tracing: %w", err)
 	}
-	return &DB{Gorm: gdb, SQL: sqlDB, Schema: schema}, nil
+	return &DB{Gorm: gdb, SQL: sqlDB, Schema: schema, breaker: b, timeout: b.probeTimeout}, nil
 }
 
 func orDefault(v, d int) int {
@@ -95,17 +125,33 @@ func orDefault(v, d int) int {
 	return v
 }
 
-// Ping is the readiness check.
-func (db *DB) Ping(ctx context.Context) error { return db.SQL.PingContext(ctx) }
+// Ping is the readiness check: not ready while the breaker skips the
+// database, and a hung database fails it within the database's bounds.
+func (db *DB) Ping(ctx context.Context) error {
+	if db.breaker.isOpen() {
+		return ErrUnavailable
+	}
+	if db.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, db.timeout)
+		defer cancel()
+	}
+	return db.SQL.PingContext(ctx)
+}
 
 // Close closes the pool.
-func (db *DB) Close(context.Context) error { return db.SQL.Close() }
+func (db *DB) Close(context.Context) error {
+	db.breaker.stop()
+	return db.SQL.Close()
+}
 
 // Migrate creates the schema if needed and applies the embedded migrations
 // (numbered .sql files at the root of migrations) plus any Go migrations, with
 // the version table inside the schema and a per-schema advisory lock, so
 // several replicas starting at once migrate exactly once.
 func (db *DB) Migrate(ctx context.Context, migrations fs.FS, goMigrations ...*goose.Migration) ([]*goose.MigrationResult, error) {
+	// A migration (an index on a large table) may take minutes.
+	ctx = Unbounded(ctx)
 	if _, err := db.SQL.ExecContext(ctx, `CREATE SCHEMA IF NOT EXISTS `+db.Schema); err != nil {
 		return nil, fmt.Errorf("create schema %s: %w", db.Schema, err)
 	}
@@ -184,7 +230,7 @@ func IsUnavailable(err error) bool {
 	if err == nil {
 		return false
 	}
-	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, driver.ErrBadConn) || errors.Is(err, sql.ErrConnDone) {
+	if errors.Is(err, ErrUnavailable) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, driver.ErrBadConn) || errors.Is(err, sql.ErrConnDone) {
 		return true
 	}
 	var ne net.Error

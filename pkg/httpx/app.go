@@ -13,6 +13,8 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/adaptor"
+
+	"partnerapi.dev/pkg/lifecycle"
 )
 
 // DefaultBodyLimit is the largest request body accepted: 1 MiB.
@@ -152,6 +154,9 @@ func readiness(checks []Check) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		ctx, cancel := context.WithTimeout(c.UserContext(), 2*time.Second)
 		defer cancel()
+		if lifecycle.Stopping() {
+			return c.Status(http.StatusServiceUnavailable).JSON(fiber.Map{"status": "stopping"})
+		}
 		failed := map[string]string{}
 		for _, ch := range checks {
 			if err := ch.Fn(ctx); err != nil {

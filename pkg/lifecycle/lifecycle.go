@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -55,6 +56,7 @@ type Listener struct {
 // listener in the order given, and runs the closers in order (databases,
 // Redis, telemetry), all within ShutdownTimeout.
 func Serve(ctx context.Context, listeners []Listener, closers ...Closer) error {
+	stopping.Store(false)
 	opened := make([]net.Listener, 0, len(listeners))
 	for _, l := range listeners {
 		ln := l.Listener
@@ -67,7 +69,7 @@ func Serve(ctx context.Context, listeners []Listener, closers ...Closer) error {
 				return fmt.Errorf("listen on %s: %w", l.Addr, err)
 			}
 		}
-		opened = append(opened, ln)
+		opened = append(opened, lingerListener{ln})
 	}
 	errc := make(chan error, len(listeners))
 	for i, l := range listeners {
@@ -81,6 +83,10 @@ func Serve(ctx context.Context, listeners []Listener, closers ...Closer) error {
 	case serveErr = <-errc:
 	}
 	slog.Info("shutting down")
+	// Not ready from now on: /readyz answers 503 while the listeners stop
+	// accepting and drain, so a load balancer stops sending before the
+	// process is gone.
+	stopping.Store(true)
 	sctx, cancel := context.WithTimeout(context.Background(), ShutdownTimeout)
 	defer cancel()
 	errs := []error{serveErr}
@@ -92,6 +98,12 @@ func Serve(ctx context.Context, listeners []Listener, closers ...Closer) error {
 	errs = append(errs, Close(sctx, closers...))
 	return errors.Join(errs...)
 }
+
+var stopping atomic.Bool
+
+// Stopping reports whether this process is shutting down; readiness checks
+// answer 503 once it is.
+func Stopping() bool { return stopping.Load() }
 
 // Close runs closers in order and joins their errors.
 func Close(ctx context.Context, closers ...Closer) error {

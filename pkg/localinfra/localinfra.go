@@ -4,6 +4,7 @@
 package localinfra
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -44,6 +45,17 @@ func (s *Server) Stop() error {
 		<-s.done
 		return errors.New("server did not stop in time; killed")
 	}
+}
+
+// Kill ends the server and its process group at once (SIGKILL), as a crash
+// does, and waits for it.
+func (s *Server) Kill() error {
+	if s == nil || s.cmd == nil || s.cmd.Process == nil {
+		return nil
+	}
+	_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
+	<-s.done
+	return nil
 }
 
 // Exited is closed when the server process ends.
@@ -291,4 +303,59 @@ func chownTree(root string, uid, gid int) error {
 		}
 		return os.Lchown(p, uid, gid)
 	})
+}
+
+// Pause stops the server and every process it started (SIGSTOP), as a
+// network partition or a frozen host looks to clients: the kernel still
+// accepts connections, nothing answers. Postgres backends run in sessions
+// of their own, so they are found by parent rather than process group.
+func (s *Server) Pause() error { return s.signalTree(syscall.SIGSTOP) }
+
+// Resume continues a paused server.
+func (s *Server) Resume() error { return s.signalTree(syscall.SIGCONT) }
+
+func (s *Server) signalTree(sig syscall.Signal) error {
+	if s == nil || s.cmd == nil || s.cmd.Process == nil {
+		return errors.New("server is not running")
+	}
+	pid := s.cmd.Process.Pid
+	// Stopping, the parent goes first so it starts no child meanwhile;
+	// continuing, it goes last.
+	if sig == syscall.SIGSTOP {
+		if err := syscall.Kill(-pid, sig); err != nil {
+			return err
+		}
+	}
+	for _, child := range children(pid) {
+		_ = syscall.Kill(child, sig)
+	}
+	if sig != syscall.SIGSTOP {
+		return syscall.Kill(-pid, sig)
+	}
+	return nil
+}
+
+// children lists the processes whose parent is pid (Linux /proc).
+func children(pid int) []int {
+	entries, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range entries {
+		child, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...: comm may hold spaces, so read after
+		// its closing parenthesis.
+		rest := string(stat[bytes.LastIndexByte(stat, ')')+1:])
+		var state string
+		var ppid int
+		if _, err := fmt.Sscan(rest, &state, &ppid); err == nil && ppid == pid {
+			out = append(out, child)
+		}
+	}
+	return out
 }

@@ -18,10 +18,14 @@ func Open(url string) (*redis.Client, error) {
 	if err != nil {
 		return nil, errors.New("REDIS_URL is not a valid redis:// URL")
 	}
-	opts.DialTimeout = 500 * time.Millisecond
-	opts.ReadTimeout = 500 * time.Millisecond
-	opts.WriteTimeout = 500 * time.Millisecond
-	opts.MaxRetries = 1
+	// Tight bounds and no retry: the gateway's Redis calls (rate limits,
+	// short caches) have an in-process fallback, and a hanging Redis must
+	// cost a request at most about 100 ms before the fallback takes over.
+	opts.DialTimeout = 100 * time.Millisecond
+	opts.ReadTimeout = 100 * time.Millisecond
+	opts.WriteTimeout = 100 * time.Millisecond
+	opts.PoolTimeout = 100 * time.Millisecond
+	opts.MaxRetries = -1
 	// RESP2: nothing here uses RESP3's push notifications or client-side
 	// caching, and with RESP3 go-redis looks for pending push messages
 	// around every command.

@@ -149,6 +149,9 @@ func StartStack(ctx context.Context, o StackOptions) (*Stack, error) {
 	}
 }
 
+// PID is devstack's process id (its processes are its children).
+func (s *Stack) PID() int { return s.cmd.Process.Pid }
+
 // Logs is what devstack and its children wrote to stderr so far.
 func (s *Stack) Logs() string { return s.logs.String() }
 

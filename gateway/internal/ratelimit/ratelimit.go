@@ -12,6 +12,7 @@ package ratelimit
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math"
@@ -69,6 +70,7 @@ func ceilSeconds(d time.Duration, min int) int {
 
 // Limiter counts requests against policies.
 type Limiter struct {
+	rdb    *redis.Client
 	redis  *redis_rate.Limiter
 	prefix string
 	local  *localGCRA
@@ -84,9 +86,11 @@ type Limiter struct {
 	flightMu sync.Mutex
 	flights  map[policyKey]*batch
 
-	// skipUntil holds unix nanos until which Redis is not tried after a
-	// failure, so a hanging Redis does not add its timeout to every request.
-	skipUntil atomic.Int64
+	// down is set from a failed Redis call until a probe in the background
+	// gets an answer: meanwhile no request waits for Redis, so a hanging
+	// Redis costs its timeout (the client's 100 ms bounds) once, to the
+	// requests already on their way to it, not to every request.
+	down      atomic.Bool
 	lastLog   atomic.Int64
 	fallbacks metric.Int64Counter
 }
@@ -97,13 +101,13 @@ func New(rdb *redis.Client, prefix string) *Limiter {
 		metric.WithDescription("Requests counted by the in-process limiter because Redis was unreachable or gave an unreadable answer."))
 	l := &Limiter{prefix: prefix, local: newLocalGCRA(), fallbacks: counter, room: map[policyKey]headroom{}, flights: map[policyKey]*batch{}}
 	if rdb != nil {
-		l.redis = redis_rate.NewLimiter(rdb)
+		l.rdb, l.redis = rdb, redis_rate.NewLimiter(rdb)
 	}
 	return l
 }
 
-// breakerPause is how long Redis is bypassed after it failed.
-const breakerPause = time.Second
+// probeInterval is how often a bypassed Redis is pinged.
+const probeInterval = 250 * time.Millisecond
 
 // Pending is one request's count: decided when Count returned, or deferred
 // until Decide. It belongs to the goroutine serving the request.
@@ -197,7 +201,7 @@ func (l *Limiter) Allow(ctx context.Context, p Policy, key string) Decision {
 // way each decision is the one it would get if they came one after another.
 func (l *Limiter) allow(ctx context.Context, p Policy, key string, ds []Decision) {
 	now := time.Now()
-	if l.redis != nil && now.UnixNano() >= l.skipUntil.Load() {
+	if l.redis != nil && !l.down.Load() {
 		res, err := l.redisAllow(ctx, p, key, len(ds))
 		if err == nil {
 			interval := p.Window / time.Duration(p.Quota)
@@ -229,7 +233,9 @@ func (l *Limiter) allow(ctx context.Context, p Policy, key string, ds []Decision
 			}
 			return
 		}
-		l.skipUntil.Store(now.Add(breakerPause).UnixNano())
+		if l.down.CompareAndSwap(false, true) {
+			go l.probe()
+		}
 		if last := l.lastLog.Load(); now.UnixNano()-last > int64(10*time.Second) && l.lastLog.CompareAndSwap(last, now.UnixNano()) {
 			slog.Warn("rate limiting falls back to the in-process limiter: no usable answer from Redis", "error", err)
 		}
@@ -254,8 +260,26 @@ func (l *Limiter) redisAllow(ctx context.Context, p Policy, key string, n int) (
 	return l.redis.AllowN(ctx, l.prefix+p.Name+":"+key, p.limit(), n)
 }
 
+// probe pings Redis until it answers, then lets requests use it again. It
+// ends with the client.
+func (l *Limiter) probe() {
+	t := time.NewTicker(probeInterval)
+	defer t.Stop()
+	for range t.C {
+		err := l.rdb.Ping(context.Background()).Err()
+		if err == nil {
+			l.down.Store(false)
+			slog.Info("rate limiting counts in Redis again")
+			return
+		}
+		if errors.Is(err, redis.ErrClosed) {
+			return
+		}
+	}
+}
+
 // Fallbacks is for tests: whether Redis is currently bypassed.
-func (l *Limiter) Fallbacks() bool { return time.Now().UnixNano() < l.skipUntil.Load() }
+func (l *Limiter) Fallbacks() bool { return l.down.Load() }
 
 // localGCRA is the generic cell rate algorithm in memory, the same rule
 // redis_rate runs in Redis: each request moves the theoretical arrival time

@@ -180,7 +180,7 @@ func TestAnAnswerOfTheWrongShapeFallsBackInsteadOfPanicking(t *testing.T) {
 		t.Error("an unreadable answer did not switch to the local limiter")
 	}
 	// Deferred too, once Redis is tried again.
-	time.Sleep(breakerPause + 100*time.Millisecond)
+	time.Sleep(probeInterval + 100*time.Millisecond)
 	c := l.Count(ctx, p, "k", true)
 	if d := c.Decide(); !d.Allowed || !l.Fallbacks() {
 		t.Errorf("deferred count: %+v", d)

@@ -3,7 +3,9 @@
 //	devstack run            build output in bin/, Postgres and Redis from
 //	                        DATABASE_URL/REDIS_URL or started locally with data
 //	                        in .run/, migrate, seed once, start every process,
-//	                        print a demo token; Ctrl-C stops everything
+//	                        print a demo token; Ctrl-C stops everything. A
+//	                        process that stops cleanly (SIGTERM) is started
+//	                        again; one that crashes stops everything
 //	devstack env -- CMD...  run CMD with TEST_DATABASE_URL and TEST_REDIS_URL
 //	                        pointing at real servers (the given ones, or
 //	                        throwaway servers stopped afterwards)

@@ -99,13 +99,42 @@ func runStack(ctx context.Context, args []string) error {
 		return err
 	}
 	logf("ready in %s", time.Since(started).Round(100*time.Millisecond))
-	select {
-	case <-ctx.Done():
-		logf("stopping")
-		return nil
-	case c := <-s.anyExit():
-		return fmt.Errorf("%s exited unexpectedly; its log is above", c.name)
+	for {
+		select {
+		case <-ctx.Done():
+			logf("stopping")
+			return nil
+		case c := <-s.anyExit():
+			// A process that stopped cleanly (SIGTERM, as a rollout
+			// stops it) is started again, as Kubernetes would; a crash
+			// stops the stack.
+			if c.cmd.ProcessState == nil || !c.cmd.ProcessState.Success() {
+				return fmt.Errorf("%s exited unexpectedly; its log is above", c.name)
+			}
+			if err := s.restart(ctx, c); err != nil {
+				return err
+			}
+		}
 	}
+}
+
+// restart starts a stopped child again in its place.
+func (s *stack) restart(ctx context.Context, old *child) error {
+	logf("%s stopped; starting it again", old.name)
+	p, ok := s.reg.Get(old.name)
+	if !ok {
+		return fmt.Errorf("%s is not in the registry", old.name)
+	}
+	c, err := startChild(p.Name, filepath.Join(s.bin, p.Name), s.env(p))
+	if err != nil {
+		return err
+	}
+	for i := range s.children {
+		if s.children[i] == old {
+			s.children[i] = c
+		}
+	}
+	return waitReady(ctx, c, s.port(p.Name))
 }
 
 func (s *stack) start(ctx context.Context) error {

@@ -168,6 +168,8 @@ func parseInOrder(ctx context.Context, in io.Reader, lines int, add func(domain.
 // batches of lines); a bad line stops the import with its line number and
 // nothing of the file is stored.
 func importRecords(ctx context.Context, args []string) error {
+	// A bulk load's statements may run for minutes: no per-statement bound.
+	ctx = database.Unbounded(ctx)
 	fs := flag.NewFlagSet("import", flag.ContinueOnError)
 	file := fs.String("file", "", "NDJSON file of accounting records (default: standard input)")
 	batch := fs.Int("batch", 2000, "records parsed and staged at a time")

@@ -16,6 +16,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"partnerapi.dev/pkg/bizdate"
 	"partnerapi.dev/pkg/cursor"
+	"partnerapi.dev/pkg/database"
 	"partnerapi.dev/pkg/httpx"
 	"partnerapi.dev/pkg/internalctx"
 	"partnerapi.dev/services/accounting/internal/domain"
@@ -277,7 +278,9 @@ func (h *Handlers) ingest(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if err := h.Service.Repo.Ingest(c.UserContext(), b); err != nil {
+	// An ingested batch is a bulk load: its statements may outlast a
+	// partner request's bound (DATABASE_STATEMENT_TIMEOUT).
+	if err := h.Service.Repo.Ingest(database.Unbounded(c.UserContext()), b); err != nil {
 		return err
 	}
 	return c.JSON(fiber.Map{"data": ingestResult{Sources: len(b.Sources), Refunds: len(b.Refunds)}})

@@ -96,6 +96,8 @@ func migrate(ctx context.Context) error {
 // importCatalogs loads NDJSON catalogs straight into the schema, as the
 // ingestion endpoint does, for a restaurant data set on disk.
 func importCatalogs(ctx context.Context, args []string) error {
+	// A bulk load's statements may run for minutes: no per-statement bound.
+	ctx = database.Unbounded(ctx)
 	fs := flag.NewFlagSet("import", flag.ContinueOnError)
 	file := fs.String("file", "", "NDJSON file of catalogs, one restaurant a line (default: standard input)")
 	if err := fs.Parse(args); err != nil {

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
+	"partnerapi.dev/pkg/database"
 	"partnerapi.dev/pkg/httpx"
 	"partnerapi.dev/pkg/internalctx"
 	"partnerapi.dev/services/contracts"
@@ -115,7 +116,9 @@ func (h *Handlers) ingest(c *fiber.Ctx) error {
 	if err := sc.Err(); err != nil {
 		return httpx.BadRequest("The body could not be read as NDJSON: %s", err.Error())
 	}
-	if err := h.Repo.Ingest(c.UserContext(), catalogs); err != nil {
+	// An ingested batch is a bulk load: its statements may outlast a
+	// partner request's bound (DATABASE_STATEMENT_TIMEOUT).
+	if err := h.Repo.Ingest(database.Unbounded(c.UserContext()), catalogs); err != nil {
 		return err
 	}
 	n := len(catalogs)

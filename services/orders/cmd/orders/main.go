@@ -99,6 +99,8 @@ func migrate(ctx context.Context) error {
 }
 
 func importOrders(ctx context.Context, args []string) error {
+	// A bulk load's statements may run for minutes: no per-statement bound.
+	ctx = database.Unbounded(ctx)
 	fs := flag.NewFlagSet("import", flag.ContinueOnError)
 	file := fs.String("file", "", "NDJSON file of orders (default: standard input)")
 	// Batches in flight (a few per core) are what the import holds in

@@ -16,6 +16,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"partnerapi.dev/pkg/cursor"
+	"partnerapi.dev/pkg/database"
 	"partnerapi.dev/pkg/httpx"
 	"partnerapi.dev/pkg/internalctx"
 	"partnerapi.dev/services/orders/internal/domain"
@@ -181,7 +182,9 @@ func (h *Handlers) ingest(c *fiber.Ctx) error {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return httpx.BadRequest("The body is empty; send NDJSON, one order per line.")
 	}
-	n, err := domain.Ingestion{Repo: h.Repo}.Ingest(c.UserContext(), bytes.NewReader(body), nil)
+	// An ingested batch is a bulk load: its statements may outlast a
+	// partner request's bound (DATABASE_STATEMENT_TIMEOUT).
+	n, err := domain.Ingestion{Repo: h.Repo}.Ingest(database.Unbounded(c.UserContext()), bytes.NewReader(body), nil)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,7 @@
+//go:build !linux
+
+package database
+
+import "syscall"
+
+func setUserTimeout(_, _ string, _ syscall.RawConn) error { return nil }
