@@ -45,7 +45,7 @@ import (
 )
 
 // scopes is every scope the load's operations need.
-const scopes = "svc.restaurant.read svc.orders.read svc.accounting.read svc.menu.read svc.menu.structure.write"
+const scopes = "svc.restaurant.read svc.orders.read svc.accounting.read svc.menu.read svc.menu.structure.write svc.menu.publish.write"
 
 func main() {
 	bin := flag.String("bin", "bin", "folder with the built binaries")
@@ -181,13 +181,21 @@ func run(ctx context.Context, bin string, workers int, during, after time.Durati
 	cancelLoad()
 	wg.Wait()
 
-	acked := 0
+	acked, publishes, publishAcked, conflicts := 0, 0, 0, 0
 	for _, w := range l.writes {
 		if w.acked {
 			acked++
 		}
 		if w.itemsAcked {
 			acked++
+		}
+		if w.publish != nil {
+			publishes++
+			if w.publish.acked {
+				acked++
+				publishAcked++
+			}
+			conflicts += w.publish.conflicts
 		}
 	}
 	logf("replaying every write with its idempotency key")
@@ -197,7 +205,7 @@ func run(ctx context.Context, bin string, workers int, during, after time.Durati
 	if err != nil {
 		return err
 	}
-	table := render(results, 2*len(l.writes), acked, replayViolations, effectViolations)
+	table := render(results, 2*len(l.writes)+publishes, acked, publishes, publishAcked, conflicts, replayViolations, effectViolations)
 	fmt.Print(table)
 	if out != "" {
 		if err := writeTable(out, table); err != nil {
@@ -300,6 +308,7 @@ type sample struct {
 
 // write is one create-menu write and what its two concurrent sends answered.
 type write struct {
+	seq       int
 	key, name string
 	acked     bool
 	menuID    string
@@ -307,6 +316,23 @@ type write struct {
 	// one change, also sent twice at once with one key.
 	itemsKey   string
 	itemsAcked bool
+	// The third write: the menu, now holding its items, made the POS menu
+	// (odd writes) or the online menu (even writes), with the expected
+	// counts and current menu read just before; sent twice at once with one
+	// key. A 409 is a legitimate outcome when another writer won.
+	publish *publishWrite
+}
+
+// publishWrite is one set-POS-menu or set-online-menu write.
+type publishWrite struct {
+	key, path string
+	body      map[string]any
+	acked     bool
+	conflicts int
+	// previous is the menu it replaced, from its first acknowledgement;
+	// answers disagreeing on it mean the write took effect twice.
+	previous string
+	problem  string
 }
 
 type load struct {
@@ -393,7 +419,7 @@ func (l *load) worker(ctx context.Context, w int) {
 func (l *load) createMenuTwice(ctx context.Context) {
 	l.mu.Lock()
 	l.seq++
-	wr := &write{key: uuid.NewString(), name: fmt.Sprintf("Faults %s #%d", l.runID, l.seq), itemsKey: uuid.NewString()}
+	wr := &write{seq: l.seq, key: uuid.NewString(), name: fmt.Sprintf("Faults %s #%d", l.runID, l.seq), itemsKey: uuid.NewString()}
 	l.writes = append(l.writes, wr)
 	l.mu.Unlock()
 	var wg sync.WaitGroup
@@ -419,6 +445,106 @@ func (l *load) createMenuTwice(ctx context.Context) {
 		}()
 	}
 	wg.Wait()
+	l.mu.Lock()
+	itemsAcked := wr.itemsAcked
+	l.mu.Unlock()
+	if itemsAcked {
+		l.publishTwice(ctx, wr, menuID)
+	}
+}
+
+// publishTwice makes the write's menu the POS menu or the online menu,
+// alternately, after reading the counts and the current menu off the menu
+// list, and sends the change twice at once with one key.
+func (l *load) publishTwice(ctx context.Context, wr *write, menuID string) {
+	code, raw := l.do(ctx, "menu list", http.MethodGet, "/v1/restaurants/"+l.restaurant+"/menus", nil)
+	if code != http.StatusOK {
+		return
+	}
+	var listed struct {
+		Data struct {
+			Menus []struct {
+				MenuID        string `json:"menuId"`
+				IsPosMenu     bool   `json:"isPosMenu"`
+				IsOnlineMenu  bool   `json:"isOnlineMenu"`
+				CategoryCount int    `json:"categoryCount"`
+				ItemCount     int    `json:"itemCount"`
+			} `json:"menus"`
+		} `json:"data"`
+	}
+	if json.Unmarshal(raw, &listed) != nil {
+		return
+	}
+	online := wr.seq%2 == 0
+	pw := &publishWrite{key: uuid.NewString(), path: "/v1/restaurants/" + l.restaurant + "/menus/pos",
+		body: map[string]any{"menuId": menuID}}
+	currentField := "expectedCurrentPosMenuId"
+	if online {
+		pw.path, currentField = "/v1/restaurants/"+l.restaurant+"/menus/online", "expectedCurrentOnlineMenuId"
+	}
+	var current any
+	found := false
+	for _, m := range listed.Data.Menus {
+		if (online && m.IsOnlineMenu) || (!online && m.IsPosMenu) {
+			current = m.MenuID
+		}
+		if m.MenuID == menuID {
+			found = true
+			pw.body["expectedCategoryCount"], pw.body["expectedItemCount"] = m.CategoryCount, m.ItemCount
+		}
+	}
+	if !found {
+		return
+	}
+	pw.body[currentField], pw.body["idempotencyKey"], pw.body["confirmed"] = current, pw.key, true
+	l.mu.Lock()
+	wr.publish = pw
+	l.mu.Unlock()
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			l.sendPublish(ctx, pw)
+		}()
+	}
+	wg.Wait()
+}
+
+// sendPublish sends the publish write and keeps the menu it replaced.
+func (l *load) sendPublish(ctx context.Context, pw *publishWrite) int {
+	op := "set POS menu"
+	if strings.HasSuffix(pw.path, "/online") {
+		op = "set online menu"
+	}
+	code, raw := l.do(ctx, op, http.MethodPut, pw.path, pw.body)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	switch code {
+	case http.StatusOK:
+		var r struct {
+			Data struct {
+				PreviousPosMenuID    *string `json:"previousPosMenuId"`
+				PreviousOnlineMenuID *string `json:"previousOnlineMenuId"`
+			} `json:"data"`
+		}
+		_ = json.Unmarshal(raw, &r)
+		prev := "null"
+		for _, p := range []*string{r.Data.PreviousPosMenuID, r.Data.PreviousOnlineMenuID} {
+			if p != nil {
+				prev = *p
+			}
+		}
+		if pw.acked && pw.previous != prev {
+			pw.problem = fmt.Sprintf("%s %s: conflicting answers: replaced %s and %s", op, pw.body["menuId"], pw.previous, prev)
+		}
+		if !pw.acked {
+			pw.acked, pw.previous = true, prev
+		}
+	case http.StatusConflict:
+		pw.conflicts++
+	}
+	return code
 }
 
 // catalogItems reads two catalog items off a menu.
@@ -501,6 +627,21 @@ func (l *load) replay(ctx context.Context) []string {
 			if code != http.StatusOK && code != http.StatusCreated {
 				problems = append(problems, fmt.Sprintf("replay of the items added to %q answered %d", wr.name, code))
 			}
+			if pw := wr.publish; pw != nil {
+				wasAcked, before := pw.acked, pw.previous
+				code = l.sendPublish(ctx, pw)
+				switch {
+				case wasAcked && code != http.StatusOK:
+					problems = append(problems, fmt.Sprintf("replay of publishing %q (acknowledged) answered %d", wr.name, code))
+				case code != http.StatusOK && code != http.StatusConflict:
+					problems = append(problems, fmt.Sprintf("replay of publishing %q answered %d", wr.name, code))
+				case wasAcked && pw.previous != before:
+					problems = append(problems, fmt.Sprintf("replay of publishing %q replaced %s, first answer %s", wr.name, pw.previous, before))
+				}
+				if pw.problem != "" {
+					problems = append(problems, pw.problem)
+				}
+			}
 		}
 	}
 	return problems
@@ -577,6 +718,45 @@ func (l *load) checkEffects(ctx context.Context, pgURL string) ([]string, error)
 		}
 		if api[wr.name] != 1 || db[wr.name] != 1 {
 			problems = append(problems, fmt.Sprintf("write %q (acknowledged %v): %d menus through the API, %d in the database", wr.name, wr.acked, api[wr.name], db[wr.name]))
+		}
+	}
+	// Publishing: each acknowledged key has one stored outcome, and no two
+	// acknowledged writes replaced the same menu (each suite menu is
+	// published by one key only, so a menu replaced twice means a write
+	// took effect twice).
+	var keys []string
+	replaced := map[string]string{}
+	for _, wr := range l.writes {
+		pw := wr.publish
+		if pw == nil || !pw.acked {
+			continue
+		}
+		keys = append(keys, pw.key)
+		r := pw.path + " " + pw.previous
+		if other, ok := replaced[r]; ok {
+			problems = append(problems, fmt.Sprintf("publishing %q and %q both replaced %s", other, wr.name, r))
+		}
+		replaced[r] = wr.name
+	}
+	stored := map[string]int{}
+	rows, err = conn.Query(ctx, `SELECT key, count(*) FROM menus.idempotency_keys WHERE key = ANY($1) AND status = 200 GROUP BY key`, keys)
+	if err != nil {
+		return nil, err
+	}
+	for rows.Next() {
+		var key string
+		var n int
+		if err := rows.Scan(&key, &n); err != nil {
+			return nil, err
+		}
+		stored[key] = n
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	for _, k := range keys {
+		if stored[k] != 1 {
+			problems = append(problems, fmt.Sprintf("publish key %s: %d stored successful outcomes, want 1", k, stored[k]))
 		}
 	}
 	if len(db) != len(l.writes) {
@@ -660,7 +840,7 @@ func p99(ds []time.Duration) time.Duration {
 	return ds[(len(ds)*99+99)/100-1]
 }
 
-func render(results []result, writes, acked int, replay, effects []string) string {
+func render(results []result, writes, acked, publishes, publishAcked, conflicts int, replay, effects []string) string {
 	var b strings.Builder
 	b.WriteString("| fault | requests | outcomes by status | p99 during | p99 after (from 2 s) | violations |\n|---|---|---|---|---|---|\n")
 	for _, r := range results {
@@ -679,10 +859,12 @@ func render(results []result, writes, acked int, replay, effects []string) strin
 		fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %d |\n", r.fault, r.requests, strings.Join(parts, " "),
 			r.p99During.Round(time.Millisecond), r.p99Back.Round(time.Millisecond), r.violations)
 	}
-	fmt.Fprintf(&b, "\nWrites (create a menu, then add two items to it; each sent twice at once with one idempotency key): %d, "+
-		"%d acknowledged during the faults; replayed after them: %d violations; effects (one menu per key, its two items added "+
-		"together, through the API and in the database): %d violations.\n",
-		writes, acked, len(replay), len(effects))
+	fmt.Fprintf(&b, "\nWrites (create a menu, add two items to it, then make it the POS or the online menu, alternately; "+
+		"each sent twice at once with one idempotency key): %d, %d acknowledged during the faults; of them %d set-POS/online "+
+		"writes, %d acknowledged, %d answers 409 (another writer won: an outcome, not a violation); replayed after them: %d violations; "+
+		"effects (one menu per key, its two items added together, each publish key stored once and no menu replaced twice, "+
+		"through the API and in the database): %d violations.\n",
+		writes, acked, publishes, publishAcked, conflicts, len(replay), len(effects))
 	var all []string
 	for _, r := range results {
 		for _, p := range r.problems {
