@@ -45,7 +45,7 @@ import (
 )
 
 // scopes is every scope the load's operations need.
-const scopes = "svc.restaurant.read svc.orders.read svc.accounting.read svc.menu.read svc.menu.structure.write svc.menu.publish.write"
+const scopes = "svc.restaurant.read svc.orders.read svc.accounting.read svc.menu.read svc.menu.structure.write svc.menu.publish.write svc.webhooks.manage"
 
 func main() {
 	bin := flag.String("bin", "bin", "folder with the built binaries")
@@ -168,14 +168,20 @@ func run(ctx context.Context, bin string, workers int, during, after time.Durati
 			wg.Wait()
 			return fmt.Errorf("inject %s: %w", f.name, err)
 		}
-		sleep(ctx, during)
+		// One webhook endpoint created in the middle of the fault and one
+		// after the recovery: the restaurant holds at most 20 endpoints.
+		sleep(ctx, during/2)
+		l.webhookTwice(ctx)
+		sleep(ctx, during/2)
 		if err := f.recover(); err != nil {
 			cancelLoad()
 			wg.Wait()
 			return fmt.Errorf("recover from %s: %w", f.name, err)
 		}
 		recovered := time.Now()
-		sleep(ctx, after)
+		sleep(ctx, after/2)
+		l.webhookTwice(ctx)
+		sleep(ctx, after/2)
 		results = append(results, l.summarize(f.name, start, recovered, time.Now(), after))
 	}
 	cancelLoad()
@@ -198,6 +204,11 @@ func run(ctx context.Context, bin string, workers int, during, after time.Durati
 			conflicts += w.publish.conflicts
 		}
 	}
+	for _, h := range l.hooks {
+		if h.acked {
+			acked++
+		}
+	}
 	logf("replaying every write with its idempotency key")
 	replayViolations := l.replay(ctx)
 	logf("checking effects through the API and in the database")
@@ -205,7 +216,7 @@ func run(ctx context.Context, bin string, workers int, during, after time.Durati
 	if err != nil {
 		return err
 	}
-	table := render(results, 2*len(l.writes)+publishes, acked, publishes, publishAcked, conflicts, replayViolations, effectViolations)
+	table := render(results, 2*len(l.writes)+publishes+len(l.hooks), acked, publishes, publishAcked, conflicts, replayViolations, effectViolations)
 	fmt.Print(table)
 	if out != "" {
 		if err := writeTable(out, table); err != nil {
@@ -323,6 +334,54 @@ type write struct {
 	publish *publishWrite
 }
 
+// hookWrite is one create-webhook-endpoint write, its URL unique to it.
+type hookWrite struct {
+	key, url string
+	acked    bool
+	id       string
+}
+
+// webhookTwice creates one webhook endpoint, sent twice at once with one
+// key.
+func (l *load) webhookTwice(ctx context.Context) {
+	l.mu.Lock()
+	hw := &hookWrite{key: uuid.NewString(), url: fmt.Sprintf("https://example.com/faults/%s/%d", l.runID, len(l.hooks))}
+	l.hooks = append(l.hooks, hw)
+	l.mu.Unlock()
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			l.sendHook(ctx, hw)
+		}()
+	}
+	wg.Wait()
+}
+
+func (l *load) sendHook(ctx context.Context, hw *hookWrite) int {
+	code, raw := l.do(ctx, "create webhook endpoint", http.MethodPost, "/v1/restaurants/"+l.restaurant+"/webhook-endpoints",
+		map[string]any{"url": hw.url, "eventTypes": []string{"order.created"}, "idempotencyKey": hw.key})
+	if code == http.StatusCreated || code == http.StatusOK {
+		var r struct {
+			Data struct {
+				Endpoint struct {
+					ID string `json:"id"`
+				} `json:"endpoint"`
+			} `json:"data"`
+		}
+		_ = json.Unmarshal(raw, &r)
+		l.mu.Lock()
+		if hw.acked && hw.id != r.Data.Endpoint.ID {
+			hw.id = "conflicting answers: " + hw.id + " and " + r.Data.Endpoint.ID
+		} else {
+			hw.acked, hw.id = true, r.Data.Endpoint.ID
+		}
+		l.mu.Unlock()
+	}
+	return code
+}
+
 // publishWrite is one set-POS-menu or set-online-menu write.
 type publishWrite struct {
 	key, path string
@@ -345,6 +404,7 @@ type load struct {
 	mu      sync.Mutex
 	samples []sample
 	writes  []*write
+	hooks   []*hookWrite
 	seq     int
 }
 
@@ -644,6 +704,22 @@ func (l *load) replay(ctx context.Context) []string {
 			}
 		}
 	}
+	for _, hw := range l.hooks {
+		before := hw.id
+		var code int
+		for attempt := 0; attempt < 3; attempt++ {
+			if code = l.sendHook(ctx, hw); code != http.StatusConflict {
+				break
+			}
+			sleep(ctx, 200*time.Millisecond)
+		}
+		switch {
+		case code != http.StatusCreated && code != http.StatusOK:
+			problems = append(problems, fmt.Sprintf("replay of webhook endpoint %s answered %d", hw.url, code))
+		case before != "" && hw.id != before:
+			problems = append(problems, fmt.Sprintf("replay of webhook endpoint %s: %s", hw.url, hw.id))
+		}
+	}
 	return problems
 }
 
@@ -759,6 +835,49 @@ func (l *load) checkEffects(ctx context.Context, pgURL string) ([]string, error)
 			problems = append(problems, fmt.Sprintf("publish key %s: %d stored successful outcomes, want 1", k, stored[k]))
 		}
 	}
+	// Webhook endpoints: exactly one per key, through the API and in the
+	// database.
+	code, raw = l.do(ctx, "webhook endpoint list", http.MethodGet, "/v1/restaurants/"+l.restaurant+"/webhook-endpoints", nil)
+	if code != http.StatusOK {
+		return nil, fmt.Errorf("webhook endpoint list after the faults answered %d: %.300s", code, raw)
+	}
+	var eps struct {
+		Data []struct {
+			URL string `json:"url"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(raw, &eps); err != nil {
+		return nil, err
+	}
+	apiHooks, dbHooks := map[string]int{}, map[string]int{}
+	for _, e := range eps.Data {
+		apiHooks[e.URL]++
+	}
+	rows, err = conn.Query(ctx, `SELECT url, count(*) FROM events.webhook_endpoints WHERE url LIKE $1 GROUP BY url`,
+		"https://example.com/faults/"+l.runID+"/%")
+	if err != nil {
+		return nil, err
+	}
+	for rows.Next() {
+		var u string
+		var n int
+		if err := rows.Scan(&u, &n); err != nil {
+			return nil, err
+		}
+		dbHooks[u] = n
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	for _, hw := range l.hooks {
+		if apiHooks[hw.url] != 1 || dbHooks[hw.url] != 1 {
+			problems = append(problems, fmt.Sprintf("webhook endpoint %s (acknowledged %v): %d through the API, %d in the database",
+				hw.url, hw.acked, apiHooks[hw.url], dbHooks[hw.url]))
+		}
+	}
+	if len(dbHooks) != len(l.hooks) {
+		problems = append(problems, fmt.Sprintf("%d suite webhook endpoints in the database for %d writes", len(dbHooks), len(l.hooks)))
+	}
 	if len(db) != len(l.writes) {
 		problems = append(problems, fmt.Sprintf("%d suite menus in the database for %d writes", len(db), len(l.writes)))
 	}
@@ -860,10 +979,10 @@ func render(results []result, writes, acked, publishes, publishAcked, conflicts 
 			r.p99During.Round(time.Millisecond), r.p99Back.Round(time.Millisecond), r.violations)
 	}
 	fmt.Fprintf(&b, "\nWrites (create a menu, add two items to it, then make it the POS or the online menu, alternately; "+
-		"each sent twice at once with one idempotency key): %d, %d acknowledged during the faults; of them %d set-POS/online "+
+		"and one webhook endpoint created during each fault and one after its recovery; each sent twice at once with one idempotency key): %d, %d acknowledged during the faults; of them %d set-POS/online "+
 		"writes, %d acknowledged, %d answers 409 (another writer won: an outcome, not a violation); replayed after them: %d violations; "+
 		"effects (one menu per key, its two items added together, each publish key stored once and no menu replaced twice, "+
-		"through the API and in the database): %d violations.\n",
+		"one webhook endpoint per key, through the API and in the database): %d violations.\n",
 		writes, acked, publishes, publishAcked, conflicts, len(replay), len(effects))
 	var all []string
 	for _, r := range results {
