@@ -3,6 +3,6 @@
 // (pinned, run through the Go module proxy), compile it, and lint the
 // document with Redocly's recommended rules (pinned through npm), for every
 // menu naming set the gateway can serve. The client that oapi-codegen
-// generates from naming set A is committed as tools/partnerclient and called
-// by the end-to-end test.
+// generates from naming set A goes into tools/partnerclient (make
+// partner-client; not tracked) and is called by the end-to-end test.
 package apicheck

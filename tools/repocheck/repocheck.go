@@ -8,18 +8,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 )
 
-// MaxTrackedSize is the largest file the repository may track, generated Go
-// source excepted: it is regenerated and checked fresh (make gen-check), and
-// the partner client generated from the whole API document is larger.
+// MaxTrackedSize is the largest file the repository may track.
 const MaxTrackedSize = 1 << 20
-
-// generatedGo is the Go convention's mark of generated source, a line before
-// the package clause.
-var generatedGo = regexp.MustCompile(`^// Code generated .* DO NOT EDIT\.$`)
 
 // executableMagic are the leading bytes of compiled executables and objects:
 // ELF, Mach-O (both byte orders, 32 and 64 bit, universal), PE/COFF.
@@ -62,37 +55,20 @@ func check(path string) (string, error) {
 	if err != nil || !st.Mode().IsRegular() {
 		return "", err
 	}
+	if st.Size() > MaxTrackedSize {
+		return fmt.Sprintf("%d bytes, over the %d-byte limit for tracked files", st.Size(), MaxTrackedSize), nil
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return "", err
 	}
 	defer f.Close()
-	head := make([]byte, 2048)
+	head := make([]byte, 4)
 	n, _ := f.Read(head)
-	if st.Size() > MaxTrackedSize && !generatedGoSource(path, head[:n]) {
-		return fmt.Sprintf("%d bytes, over the %d-byte limit for tracked files", st.Size(), MaxTrackedSize), nil
-	}
 	for _, m := range executableMagic {
 		if n >= len(m) && bytes.Equal(head[:len(m)], m) {
 			return "a compiled binary; build output belongs in an ignored folder", nil
 		}
 	}
 	return "", nil
-}
-
-// generatedGoSource reports whether a file is Go source marked generated
-// before its package clause.
-func generatedGoSource(path string, head []byte) bool {
-	if !strings.HasSuffix(path, ".go") {
-		return false
-	}
-	for _, line := range bytes.Split(head, []byte("\n")) {
-		if bytes.HasPrefix(line, []byte("package ")) {
-			return false
-		}
-		if generatedGo.Match(line) {
-			return true
-		}
-	}
-	return false
 }
