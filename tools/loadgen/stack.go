@@ -48,6 +48,10 @@ type StackOptions struct {
 	Dir  string   // devstack's --data folder
 	Env  []string // devstack's whole environment (children inherit it); nil: this process's
 	Wait time.Duration
+	// Upstreams, name to URL: the other processes reach the named process
+	// at URL (a load balancer in front of its replicas), devstack's
+	// --upstream.
+	Upstreams map[string]string
 }
 
 // Build compiles into dir what StartStack runs: every process devstack
@@ -81,7 +85,11 @@ func StartStack(ctx context.Context, o StackOptions) (*Stack, error) {
 	if o.Wait == 0 {
 		o.Wait = 4 * time.Minute
 	}
-	cmd := exec.Command(filepath.Join(o.Bin, "devstack"), "run", "--data", o.Dir, "--bin", o.Bin, "--port-offset", fmt.Sprint(offset))
+	args := []string{"run", "--data", o.Dir, "--bin", o.Bin, "--port-offset", fmt.Sprint(offset)}
+	for name, u := range o.Upstreams {
+		args = append(args, "--upstream", name+"="+u)
+	}
+	cmd := exec.Command(filepath.Join(o.Bin, "devstack"), args...)
 	cmd.Env = o.Env
 	if cmd.Env == nil {
 		cmd.Env = os.Environ()

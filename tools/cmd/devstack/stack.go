@@ -48,7 +48,7 @@ func (s *stack) env(p registry.Process) []string {
 		env = append(env, name+"="+s.secrets[name])
 	}
 	for _, c := range s.reg.Callees(p) {
-		env = append(env, c.Upstream.URLEnv+"="+s.url(c.Name))
+		env = append(env, c.Upstream.URLEnv+"="+s.upstreamURL(c.Name))
 	}
 	if p.Name == "events" {
 		// Local runs only: webhook endpoints may be http://127.0.0.1, so
@@ -57,7 +57,7 @@ func (s *stack) env(p registry.Process) []string {
 	}
 	if p.Gateway {
 		for _, u := range s.reg.Upstreams() {
-			env = append(env, u.Upstream.URLEnv+"="+s.url(u.Name))
+			env = append(env, u.Upstream.URLEnv+"="+s.upstreamURL(u.Name))
 		}
 	}
 	return env
@@ -67,6 +67,7 @@ type stack struct {
 	reg                 registry.Registry
 	dir, bin, baseURL   string
 	portOffset          int
+	upstreams           map[string]string // --upstream: name to URL
 	databaseURL         string
 	redisURL            string
 	secrets             map[string]string
@@ -88,10 +89,19 @@ func runStack(ctx context.Context, args []string) error {
 		ports = append(ports, fmt.Sprintf("%s %d and %d", p.Name, p.Port, p.InternalPort))
 	}
 	portOffset := fs.Int("port-offset", 0, "added to every process's ports ("+strings.Join(ports, ", ")+")")
+	upstreams := map[string]string{}
+	fs.Func("upstream", "name=URL: the other processes reach the named one at URL (a load balancer in front of its replicas) instead of its own port; repeatable", func(v string) error {
+		name, u, ok := strings.Cut(v, "=")
+		if _, known := reg.Get(name); !ok || !known || u == "" {
+			return fmt.Errorf("want name=URL with a process of the registry, got %q", v)
+		}
+		upstreams[name] = u
+		return nil
+	})
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	s := &stack{reg: reg, dir: *dir, bin: *bin, portOffset: *portOffset, seedValue: *seedValue}
+	s := &stack{reg: reg, dir: *dir, bin: *bin, portOffset: *portOffset, seedValue: *seedValue, upstreams: upstreams}
 	s.baseURL = s.url(reg.Gateway().Name)
 	defer s.stop()
 	started := time.Now()
@@ -333,6 +343,15 @@ Press Ctrl-C to stop.
 
 // url is the local base URL of a process.
 func (s *stack) url(name string) string { return fmt.Sprintf("http://127.0.0.1:%d", s.port(name)) }
+
+// upstreamURL is where the other processes reach the named one: its own
+// port, or the load balancer --upstream names for it.
+func (s *stack) upstreamURL(name string) string {
+	if u, ok := s.upstreams[name]; ok {
+		return u
+	}
+	return s.url(name)
+}
 
 func (s *stack) port(name string) int {
 	p, _ := s.reg.Get(name)
