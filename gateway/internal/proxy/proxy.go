@@ -117,6 +117,12 @@ type Request struct {
 	// instead and the upstream's answer dropped (a rate-limit decision
 	// made after the request was sent).
 	Admit func() error
+	// Resendable: the upstream may receive the request twice, so a write
+	// whose kept-alive connection turns out closed before anything was
+	// answered is sent once more on a new connection, as a read is. True
+	// for a write that carries an idempotency key the service answers
+	// once, or that writes nothing (a preview, a plan).
+	Resendable bool
 }
 
 var hopByHop = map[string]bool{
@@ -229,7 +235,7 @@ func (u *Upstream) Forward(c *fiber.Ctx, r Request) error {
 	req.Header.Set(httpx.HeaderRequestID, httpx.RequestID(c))
 	otel.GetTextMapPropagator().Inject(ctx, headerCarrier{&req.Header})
 
-	err := u.conns.exchange(req, resp, isRead(in.Method()), r.Sent)
+	err := u.conns.exchange(req, resp, isRead(in.Method()) || r.Resendable, r.Sent)
 	if r.Admit != nil {
 		if refused := r.Admit(); refused != nil {
 			span.SetAttributes(attribute.Bool("partner.answer_dropped", true))

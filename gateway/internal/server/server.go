@@ -418,7 +418,10 @@ func (g *Gateway) operation(op routes.Operation) fiber.Handler {
 			return err
 		}
 
-		forward := proxy.Request{InternalContext: g.keys.Sign(ic), Admit: admit}
+		// Every partner write carries an idempotency key (a preview and a
+		// plan write nothing), so a write meeting a kept-alive connection
+		// the service closed while draining is sent again, not failed.
+		forward := proxy.Request{InternalContext: g.keys.Sign(ic), Admit: admit, Resendable: true}
 		if count.Deferred() {
 			forward.Sent = func() { count.Decide() }
 		} else {
