@@ -118,10 +118,11 @@ func (p *conns) discard(c *conn) {
 }
 
 // exchange writes req and reads its answer into resp. sent, when set, runs
-// once the request is written, before the answer is awaited. A read (retry
-// set) whose reused connection turns out closed by the upstream before
-// anything was answered is sent once more on a new connection; a write is
-// never sent twice.
+// once the request is written, before the answer is awaited. A request
+// that may reach the upstream twice (retry set: a read, or a write the
+// upstream answers once per idempotency key) whose reused connection turns
+// out closed by the upstream before anything was answered is sent once
+// more on a new connection; any other write is never sent twice.
 func (p *conns) exchange(req *fasthttp.Request, resp *fasthttp.Response, retry bool, sent func()) error {
 	for attempt := 0; ; attempt++ {
 		c, reused, err := p.get(attempt > 0)
