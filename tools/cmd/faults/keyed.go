@@ -122,23 +122,24 @@ type chain struct {
 }
 
 // runChain builds and sends the chain's next writes until one does not
-// succeed.
-func (l *load) runChain(ctx context.Context, c *chain) {
+// succeed; true when all did.
+func (l *load) runChain(ctx context.Context, c *chain) bool {
 	if c.done != nil {
 		defer c.done()
 	}
 	for len(c.writes) < len(c.steps) && ctx.Err() == nil {
 		w := c.steps[len(c.writes)](ctx)
 		if w == nil {
-			return
+			return false
 		}
 		l.mu.Lock()
 		c.writes = append(c.writes, w)
 		l.mu.Unlock()
 		if !l.twice(ctx, w) {
-			return
+			return false
 		}
 	}
+	return len(c.writes) == len(c.steps)
 }
 
 // replayChain sends every write of the chain once more with its key, the
@@ -157,6 +158,11 @@ func (l *load) replayChain(ctx context.Context, c *chain) []string {
 			l.twice(ctx, w)
 		}
 		w := c.writes[i]
+		if i == 0 && w.previewOnly && w.answer == nil {
+			// The scenario wrote nothing, and what it previewed (a day's
+			// source) went to another scenario.
+			return nil
+		}
 		if w.previewOnly {
 			if w.answer == nil || i+1 == len(c.writes) {
 				w.answer = nil

@@ -137,7 +137,11 @@ func (l *load) worker(ctx context.Context, w int) {
 				}
 			}
 			l.addChain(c)
-			l.runChain(ctx, c)
+			if !l.runChain(ctx, c) {
+				// A client whose write failed waits a little before the
+				// next one, as a partner backing off does.
+				sleep(ctx, 250*time.Millisecond)
+			}
 			continue
 		}
 		r := reads[(i+w)%len(reads)]

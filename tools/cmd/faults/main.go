@@ -210,7 +210,7 @@ func run(ctx context.Context, bin string, workers int, during, after time.Durati
 			}
 		}
 	}
-	logf("replaying every write with its idempotency key")
+	logf("replaying every write of %d scenarios with its idempotency key", len(l.chains))
 	replayViolations := l.replayAll(ctx, workers)
 	logf("checking effects through the API and in the database")
 	effectViolations, err := l.checkEffects(ctx, in.pgURL)
