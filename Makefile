@@ -92,7 +92,7 @@ bench-events-run:
 	cd services/events && GOWORK=off go test -run '^$$' -bench 'CommitToWebhook/poll' -benchtime 10x ./internal/api/
 
 .PHONY: faults
-faults: build ## Fault suite (a few minutes): the system under partner load while Postgres and Redis hang, crash and come back; writes the table into docs/reliability.md
+faults: build ## Fault suite (a few minutes): the system under partner load of every write while Postgres and Redis hang, crash and come back and a service restarts or rolls; writes the tables into docs/reliability.md
 	bin/faults -out docs/reliability.md
 
 .PHONY: lint

@@ -9,9 +9,10 @@ import (
 	"time"
 )
 
-// expectedEvents is what the menus service's outbox must have delivered to
-// the restaurant's feed for the run's successful writes: per event type and
-// menu, how many events (exactly one per write).
+// expectedEvents is what the menus and accounting services' outboxes must
+// have delivered to the restaurant's feed for the run's successful writes:
+// per event type and menu (or correction batch), how many events (exactly
+// one per write).
 func (l *load) expectedEvents() map[string]int {
 	want := map[string]int{}
 	for _, c := range l.chains {
@@ -21,6 +22,15 @@ func (l *load) expectedEvents() map[string]int {
 			types = []string{"menu.created", "menu.updated", "menu.published"}
 		case strings.HasPrefix(c.kind, "import "):
 			types = []string{"", "menu.created", "menu.updated"} // the plan records nothing
+		case strings.HasPrefix(c.kind, "correction "):
+			// Previews record nothing; an apply and an undo one event
+			// each, named by its batch.
+			for i, typ := range []string{"", "payment_correction.applied", "", "payment_correction.undone"} {
+				if i < len(c.writes) && typ != "" && c.writes[i].answer != nil {
+					want[typ+" "+field("batchId")(c.writes[i].answer)]++
+				}
+			}
+			continue
 		default:
 			continue
 		}
@@ -41,7 +51,8 @@ func (l *load) expectedEvents() map[string]int {
 	return want
 }
 
-// checkEvents reads the restaurant's whole feed (menu events) and compares:
+// checkEvents reads the restaurant's whole feed (menu and payment
+// correction events) and compares:
 // every successful menu write's event present exactly once, none more (an
 // outbox relay stopped while forwarding must neither lose nor duplicate).
 // The relay forwards asynchronously: it waits up to 15 s for the feed to
@@ -73,7 +84,8 @@ func (l *load) checkEvents(ctx context.Context) []string {
 	}
 }
 
-// feedCounts pages through the feed's menu events of the run's menus.
+// feedCounts pages through the feed's menu and correction events of the
+// run's menus and correction batches.
 func (l *load) feedCounts(ctx context.Context) (map[string]int, error) {
 	ours := map[string]bool{}
 	for k := range l.expectedEvents() {
@@ -90,18 +102,23 @@ func (l *load) feedCounts(ctx context.Context) (map[string]int, error) {
 						Menu struct {
 							MenuID string `json:"menuId"`
 						} `json:"menu"`
+						BatchID string `json:"batchId"`
 					} `json:"data"`
 				} `json:"events"`
 				NextAfter int64 `json:"nextAfter"`
 				HasMore   bool  `json:"hasMore"`
 			} `json:"data"`
 		}
-		if !l.get(ctx, "events feed", l.path("/events?limit=200&types=menu.*&after="+strconv.FormatInt(after, 10)), &page) {
+		if !l.get(ctx, "events feed", l.path("/events?limit=200&types=menu.*,payment_correction.*&after="+strconv.FormatInt(after, 10)), &page) {
 			return nil, fmt.Errorf("events feed after %d unreadable after the faults", after)
 		}
 		for _, e := range page.Data.Events {
-			if ours[e.Data.Menu.MenuID] {
-				got[e.Type+" "+e.Data.Menu.MenuID]++
+			id := e.Data.Menu.MenuID
+			if id == "" {
+				id = e.Data.BatchID
+			}
+			if ours[id] {
+				got[e.Type+" "+id]++
 			}
 		}
 		if !page.Data.HasMore || page.Data.NextAfter <= after {
