@@ -78,7 +78,7 @@ func (l *load) send(ctx context.Context, w *keyedWrite, underLoad bool) int {
 		if w.answer == nil {
 			w.answer, w.result = raw, r
 		} else if r != w.result {
-			w.problems = append(w.problems, fmt.Sprintf("%s %s: answers disagree on the effect: %s and %s", w.op, w.key, w.result, r))
+			w.problems = append(w.problems, fmt.Sprintf("%s %s: answers disagree on the effect: %s and %s (%d %.300s)", w.op, w.key, w.result, r, code, raw))
 		}
 		if underLoad {
 			w.acked = true

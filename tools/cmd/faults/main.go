@@ -77,7 +77,7 @@ type measure int
 const (
 	measureNone   measure = iota
 	measureHung           // the 503 latency while the database hangs
-	measureSwitch         // the first requests' latency once Redis hangs
+	measureSwitch         // what a read pays once Redis hangs (switchProbe)
 )
 
 func run(ctx context.Context, bin string, workers int, during, after time.Duration, out, only string) error {
@@ -166,11 +166,18 @@ func run(ctx context.Context, bin string, workers int, during, after time.Durati
 			continue
 		}
 		logf("fault: %s", f.name)
+		var probe switchProbe
+		if f.measure == measureSwitch {
+			probe.before = l.probeReads(ctx, 100, 0)
+		}
 		start := time.Now()
 		if err := f.inject(); err != nil {
 			cancelLoad()
 			wg.Wait()
 			return fmt.Errorf("inject %s: %w", f.name, err)
+		}
+		if f.measure == measureSwitch {
+			probe.after = l.probeReads(ctx, 1, time.Second)
 		}
 		// One webhook scenario in the middle of the fault and one after
 		// the recovery.
@@ -187,8 +194,8 @@ func run(ctx context.Context, bin string, workers int, during, after time.Durati
 		webhooks()
 		sleep(ctx, time.Until(recovered.Add(after)))
 		r := l.summarize(f, start, recovered, time.Now())
-		if i == 0 {
-			l.baseline = r.p99During
+		if f.measure == measureSwitch {
+			probe.judge(&r)
 		}
 		results = append(results, r)
 	}

@@ -66,7 +66,9 @@ func (l *load) checkWebhookChain(ctx context.Context, k *checker, c *chain) []st
 	}
 	var problems []string
 	url := strings.TrimPrefix(c.kind, "webhooks ")
-	bad := func(format string, args ...any) { problems = append(problems, c.kind+": "+fmt.Sprintf(format, args...)) }
+	bad := func(format string, args ...any) {
+		problems = append(problems, c.kind+": "+fmt.Sprintf(format, args...))
+	}
 	for _, u := range []string{url, url + "/v2", url + "/gone"} {
 		want := 0
 		if u == url+"/v2" {

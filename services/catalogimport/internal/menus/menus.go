@@ -46,13 +46,16 @@ type caller struct {
 
 func (m *caller) Target(ctx context.Context, restaurantID, menuID string) (contracts.CatalogTarget, error) {
 	var t contracts.CatalogTarget
-	err := m.do(ctx, http.MethodGet, path(contracts.MenusCatalogTargetPath, restaurantID, menuID), nil, &t)
+	err := m.do(ctx, http.MethodGet, path(contracts.MenusCatalogTargetPath, restaurantID, menuID), "", nil, &t)
 	return t, err
 }
 
 func (m *caller) WriteBatch(ctx context.Context, restaurantID string, b contracts.CatalogBatch) (contracts.CatalogBatchResult, error) {
 	var r contracts.CatalogBatchResult
-	err := m.do(ctx, http.MethodPost, path(contracts.MenusCatalogBatchPath, restaurantID, ""), b, &r)
+	// The menus service writes a batch once per batch id: the key lets the
+	// HTTP client send the batch again on a new connection when a kept-alive
+	// one turns out closed by a menus replica shutting down.
+	err := m.do(ctx, http.MethodPost, path(contracts.MenusCatalogBatchPath, restaurantID, ""), b.BatchID, b, &r)
 	return r, err
 }
 
@@ -61,8 +64,10 @@ func path(template, restaurantID, menuID string) string {
 	return strings.Replace(p, "{menuId}", url.PathEscape(menuID), 1)
 }
 
-// do sends one call; the answer's data goes into out.
-func (m *caller) do(ctx context.Context, method, p string, body, out any) error {
+// do sends one call; the answer's data goes into out. A call with an
+// idempotency key may be sent twice (net/http resends such a request when
+// its reused connection was closed before an answer).
+func (m *caller) do(ctx context.Context, method, p, idempotencyKey string, body, out any) error {
 	var rd io.Reader
 	if body != nil {
 		raw, err := json.Marshal(body)
@@ -80,6 +85,9 @@ func (m *caller) do(ctx context.Context, method, p string, body, out any) error 
 	req.Header.Set("Accept", "application/json")
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
+	}
+	if idempotencyKey != "" {
+		req.Header.Set("Idempotency-Key", idempotencyKey)
 	}
 	otel.GetTextMapPropagator().Inject(ctx, propagation.HeaderCarrier(req.Header))
 	resp, err := m.c.HTTP.Do(req)
