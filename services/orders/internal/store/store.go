@@ -36,6 +36,10 @@ type Store struct {
 	// change; an order stored again unchanged records nothing. Nil records
 	// no events (an initial load: the feed starts from the loaded state).
 	EventData func(domain.Order) any
+
+	// observe, when set (by tests), sees every search query and its
+	// arguments before it runs.
+	observe func(q string, args []any)
 }
 
 var _ domain.Repository = (*Store)(nil)
@@ -531,11 +535,15 @@ func (s *Store) searchItemName(ctx context.Context, f domain.Filter, where, boun
 		args = append(args, k)
 		walks[i] = fmt.Sprintf("(SELECT occurred_at, order_id FROM order_item_keys WHERE %s AND item_key = $%d%s)", walk, len(args), order)
 	}
-	// The ORDER BY of the merged walks makes the plan stream (Merge Append,
-	// Unique, Nested Loop, Limit) instead of hashing every key of the window.
+	// The plan streams: Merge Append of the walks, Unique, then a Nested
+	// Loop that looks each order up by its key, under the Limit. The ORDER
+	// BY of the merged walks keeps them from being hashed; the lookup's
+	// LIMIT 1 (there is one order per key) keeps it a lookup per key, as
+	// the planner's guess at how many orders pass the LIKE and the other
+	// filters says nothing about how soon the page fills.
 	q := "SELECT o.* FROM (SELECT DISTINCT occurred_at, order_id FROM (" + strings.Join(walks, " UNION ALL ") + ") w" + order + ") k" +
 		" CROSS JOIN LATERAL (SELECT " + summaryColumns + " FROM orders WHERE " + cond +
-		" AND occurred_at = k.occurred_at AND order_id = k.order_id) o ORDER BY k.occurred_at DESC, k.order_id DESC" + limit
+		" AND occurred_at = k.occurred_at AND order_id = k.order_id LIMIT 1) o ORDER BY k.occurred_at DESC, k.order_id DESC" + limit
 	return s.queryOrders(ctx, f.RestaurantID, q, args)
 }
 
@@ -543,6 +551,9 @@ func (s *Store) queryOrders(ctx context.Context, restaurantID, q string, args []
 	// Plan with the actual values every time: a cached generic plan cannot
 	// tell a 31-day window of a busy restaurant from a quiet one and picks
 	// sort-based plans that read the whole window.
+	if s.observe != nil {
+		s.observe(q, args)
+	}
 	args = append([]any{pgx.QueryExecModeCacheDescribe}, args...)
 	rows, err := s.DB.QueryContext(ctx, q, args...)
 	if err != nil {
