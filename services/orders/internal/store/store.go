@@ -269,8 +269,11 @@ func replaceTx(ctx context.Context, tx pgx.Tx, stages []*stage, n int, direct bo
 		// orders that differ are updated and the children swapped.
 		fmt.Fprintf(&sqls, "INSERT INTO orders (%s) SELECT %s FROM stage_orders ORDER BY restaurant_id, order_id ON CONFLICT (restaurant_id, order_id) DO NOTHING;", cols, cols)
 		fmt.Fprintf(&sqls, "SELECT 1 FROM orders o JOIN stage_orders s ON %s ORDER BY o.restaurant_id, o.order_id FOR UPDATE OF o;", match)
-		fmt.Fprintf(&sqls, `DELETE FROM order_item_keys k USING orders o, stage_orders s WHERE %s
-			AND k.restaurant_id = o.restaurant_id AND k.item_key = ANY(o.item_keys) AND k.occurred_at = o.occurred_at AND k.order_id = o.order_id;`, match)
+		// Each stored key is found by its whole primary key (an item_key =
+		// ANY(item_keys) condition may be left out of the index search).
+		fmt.Fprintf(&sqls, `DELETE FROM order_item_keys k USING (SELECT o.restaurant_id, unnest(o.item_keys) AS item_key, o.occurred_at, o.order_id
+			FROM orders o JOIN stage_orders s ON %s) old
+			WHERE k.restaurant_id = old.restaurant_id AND k.item_key = old.item_key AND k.occurred_at = old.occurred_at AND k.order_id = old.order_id;`, match)
 		fmt.Fprintf(&sqls, "UPDATE orders o SET %s, ingested_at = now() FROM stage_orders s WHERE %s AND (%s) IS DISTINCT FROM (%s);",
 			strings.Join(set, ", "), match, strings.Join(stored, ", "), strings.Join(staged, ", "))
 		if len(stages[7].rows) > 0 {
