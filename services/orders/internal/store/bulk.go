@@ -100,8 +100,9 @@ type bulk struct {
 }
 
 func (b *bulk) begin(ctx context.Context) error {
-	// Locked in the order a replace takes them (orders, children, names), so
-	// a concurrent ingestion waits instead of deadlocking.
+	// Orders first, the table a replace takes first (then the item keys,
+	// children and names), so a concurrent ingestion waits instead of
+	// deadlocking.
 	var all []string
 	for _, t := range bulkTables {
 		all = append(all, t.name)
