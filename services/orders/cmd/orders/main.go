@@ -179,7 +179,7 @@ func importOrders(ctx context.Context, args []string) error {
 	case err != nil:
 		return fmt.Errorf("import into the empty schema failed, nothing was stored: %w", err)
 	}
-	if _, err := db.SQL.ExecContext(ctx, "ANALYZE orders, order_lines, order_line_options"); err != nil {
+	if _, err := db.SQL.ExecContext(ctx, "ANALYZE orders, order_lines, order_line_options, order_item_keys"); err != nil {
 		return err
 	}
 	slog.Info("orders imported", "orders", n, "elapsed", time.Since(start).Round(time.Millisecond).String())

@@ -313,6 +313,10 @@ func BenchmarkSearch(b *testing.B) {
 		b.Logf("item_name=%s", t.rareItem)
 		runSearch(b, t, t.filter(b, t.dates()+"&item_name="+url.QueryEscape(t.rareItem)), 1)
 	})
+	b.Run("ItemNameCommonRefunded", func(b *testing.B) {
+		// a common item with a filter few of its orders pass
+		runSearch(b, t, t.filter(b, t.dates()+"&limit=20&status=refunded&item_name="+url.QueryEscape(t.itemWord)), 1)
+	})
 	b.Run("ItemNameRare", func(b *testing.B) {
 		// a name the restaurant never sold
 		runSearch(b, t, t.filter(b, t.dates()+"&item_name=zzqx"), 0)

@@ -35,6 +35,7 @@ var bulkTables = []struct {
 	{"order_vat_rows", vatColumns},
 	{"order_refunded_items", refundColumns},
 	{"order_payment_references", paymentColumns},
+	{"order_item_keys", itemKeyColumns},
 }
 
 // BulkLoad loads an empty schema in one transaction: it locks and empties the
@@ -99,8 +100,9 @@ type bulk struct {
 }
 
 func (b *bulk) begin(ctx context.Context) error {
-	// Locked in the order a replace takes them (orders, children, names), so
-	// a concurrent ingestion waits instead of deadlocking.
+	// Orders first, the table a replace takes first (then the item keys,
+	// children and names), so a concurrent ingestion waits instead of
+	// deadlocking.
 	var all []string
 	for _, t := range bulkTables {
 		all = append(all, t.name)
@@ -381,6 +383,12 @@ func encodeBatch(orders []domain.Order, reuse [][]byte) ([][]byte, [][2]string, 
 			k := ItemKey(rid, name)
 			if !slices.Contains(keys, k) {
 				keys = append(keys, k)
+				w := &bufs[6]
+				w.tuple(len(itemKeyColumns))
+				w.uuid(rid)
+				w.int8(k)
+				w.timestamptz(o.OccurredAt)
+				w.text(oid)
 			}
 			if n := [2]string{rid, name}; !seenNames[n] {
 				seenNames[n] = true

@@ -49,7 +49,7 @@ func richOrder(t *testing.T, i int, status string) domain.Order {
 func fingerprint(t *testing.T, s *store.Store) string {
 	t.Helper()
 	var out strings.Builder
-	for _, table := range []string{"orders", "order_lines", "order_line_options", "order_vat_rows", "order_refunded_items", "order_payment_references", "order_item_names"} {
+	for _, table := range []string{"orders", "order_lines", "order_line_options", "order_vat_rows", "order_refunded_items", "order_payment_references", "order_item_names", "order_item_keys"} {
 		var cols, rows string
 		if err := s.DB.QueryRow(`SELECT string_agg(quote_ident(attname), ',' ORDER BY attnum) FROM pg_attribute
 			WHERE attrelid = $1::regclass AND attnum > 0 AND NOT attisdropped AND attname <> 'ingested_at'`, table).Scan(&cols); err != nil {
@@ -122,7 +122,7 @@ func testBulkLoadMatchesReplace(t *testing.T) {
 		t.Fatal(err)
 	}
 	w, g := fingerprint(t, want), fingerprint(t, got)
-	if !strings.Contains(w, "ord-59") || !strings.Contains(w, "orders_item_keys") || !strings.Contains(w, "PRIMARY KEY") {
+	if !strings.Contains(w, "ord-59") || !strings.Contains(w, "order_item_keys_pkey") || !strings.Contains(w, "PRIMARY KEY") {
 		t.Fatalf("fingerprint misses rows or indexes:\n%s", w)
 	}
 	if w != g {

@@ -8,3 +8,6 @@ func SetFlushBytes(t testing.TB, n int) {
 	flushBytes = n
 	t.Cleanup(func() { flushBytes = old })
 }
+
+// ObserveQueries makes fn see every search query and its arguments.
+func ObserveQueries(s *Store, fn func(q string, args []any)) { s.observe = fn }

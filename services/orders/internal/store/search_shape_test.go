@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -10,11 +11,13 @@ import (
 
 	"partnerapi.dev/pkg/bizdate"
 	"partnerapi.dev/services/orders/internal/domain"
+	"partnerapi.dev/services/orders/internal/store"
 )
 
 // manyOrders is a restaurant's month and a half of orders: several an hour,
 // every status, totals repeating, line names shared by many orders and a few
-// rare ones, so every filter matches more orders than a page.
+// rare ones (two rare names share a word, and some orders have both), and 70
+// names sharing a word, so every filter matches more orders than a page.
 func manyOrders() []domain.Order {
 	statuses := []string{"paid", "paid", "paid", "partially_refunded", "refunded", "voided"}
 	var orders []domain.Order
@@ -29,6 +32,12 @@ func manyOrders() []domain.Order {
 		lines := []string{"Soup", "Tea"}
 		if i%50 == 0 {
 			lines = append(lines, "Gift card")
+		}
+		if i%35 == 0 {
+			lines = append(lines, "GIFT box")
+		}
+		if i%4 == 1 {
+			lines = append(lines, fmt.Sprintf("Special %02d", i/4%70))
 		}
 		o := sampleOrder(fmt.Sprintf("o-%04d", (i*7919)%1500), statuses[i%len(statuses)], lines...)
 		o.OccurredAt = at
@@ -93,7 +102,7 @@ func TestSearchPagesMatchEveryFilterClass(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := s.DB.ExecContext(ctx, "ANALYZE orders"); err != nil {
+	if _, err := s.DB.ExecContext(ctx, "ANALYZE orders, order_item_keys"); err != nil {
 		t.Fatal(err)
 	}
 	str := func(v string) *string { return &v }
@@ -106,18 +115,26 @@ func TestSearchPagesMatchEveryFilterClass(t *testing.T) {
 		return f
 	}
 	for name, f := range map[string]domain.Filter{
-		"no filter":           {},
-		"time window":         window(domain.Filter{StartMinute: minute(11, 0), EndMinute: minute(14, 30)}),
-		"across midnight":     window(domain.Filter{StartMinute: minute(23, 0), EndMinute: minute(1, 30)}),
-		"from a time on":      window(domain.Filter{StartMinute: minute(20, 0)}),
-		"until a time":        window(domain.Filter{EndMinute: minute(6, 0)}),
-		"amount range":        window(domain.Filter{MinTotalMinor: num(1100), MaxTotalMinor: num(1150)}),
-		"status":              window(domain.Filter{Status: str("refunded")}),
-		"status, no window":   {Status: str("voided")},
-		"item_name common":    window(domain.Filter{ItemName: str("soup")}),
-		"item_name rare":      window(domain.Filter{ItemName: str("gift")}),
-		"combined":            window(domain.Filter{PaymentMethod: str("cash"), Status: str("paid"), MinTotalMinor: num(1200), StartMinute: minute(11, 0), EndMinute: minute(14, 0)}),
-		"status, time window": window(domain.Filter{Status: str("paid"), StartMinute: minute(8, 0), EndMinute: minute(22, 0)}),
+		"no filter":                  {},
+		"time window":                window(domain.Filter{StartMinute: minute(11, 0), EndMinute: minute(14, 30)}),
+		"across midnight":            window(domain.Filter{StartMinute: minute(23, 0), EndMinute: minute(1, 30)}),
+		"from a time on":             window(domain.Filter{StartMinute: minute(20, 0)}),
+		"until a time":               window(domain.Filter{EndMinute: minute(6, 0)}),
+		"amount range":               window(domain.Filter{MinTotalMinor: num(1100), MaxTotalMinor: num(1150)}),
+		"status":                     window(domain.Filter{Status: str("refunded")}),
+		"status, no window":          {Status: str("voided")},
+		"item_name common":           window(domain.Filter{ItemName: str("soup")}),
+		"item_name rare":             window(domain.Filter{ItemName: str("gift")}),
+		"item_name rare, no window":  {ItemName: str("gift b")},
+		"item_name, status":          window(domain.Filter{ItemName: str("special"), Status: str("paid")}),
+		"item_name, method":          window(domain.Filter{ItemName: str("gift"), PaymentMethod: str("card")}),
+		"item_name, amount":          window(domain.Filter{ItemName: str("pecial 1"), MinTotalMinor: num(1100), MaxTotalMinor: num(1300)}),
+		"item_name, time window":     window(domain.Filter{ItemName: str("soup"), StartMinute: minute(11, 0), EndMinute: minute(14, 30)}),
+		"item_name, across midnight": window(domain.Filter{ItemName: str("pecial 2"), StartMinute: minute(20, 0), EndMinute: minute(6, 0)}),
+		"item_name many names":       window(domain.Filter{ItemName: str("special")}),
+		"item_name combined":         window(domain.Filter{ItemName: str("ecial"), PaymentMethod: str("card"), Status: str("paid"), MinTotalMinor: num(1050), StartMinute: minute(6, 0), EndMinute: minute(23, 0)}),
+		"combined":                   window(domain.Filter{PaymentMethod: str("cash"), Status: str("paid"), MinTotalMinor: num(1200), StartMinute: minute(11, 0), EndMinute: minute(14, 0)}),
+		"status, time window":        window(domain.Filter{Status: str("paid"), StartMinute: minute(8, 0), EndMinute: minute(22, 0)}),
 	} {
 		t.Run(name, func(t *testing.T) {
 			f.RestaurantID = orders[0].RestaurantID
@@ -145,4 +162,119 @@ func TestSearchPagesMatchEveryFilterClass(t *testing.T) {
 			}
 		})
 	}
+}
+
+// planNode is a node of EXPLAIN (FORMAT JSON).
+type planNode struct {
+	NodeType     string     `json:"Node Type"`
+	Strategy     string     `json:"Strategy"`
+	RelationName string     `json:"Relation Name"`
+	ActualRows   float64    `json:"Actual Rows"`
+	ActualLoops  float64    `json:"Actual Loops"`
+	Plans        []planNode `json:"Plans"`
+}
+
+func (n planNode) walk(fn func(planNode)) {
+	fn(n)
+	for _, c := range n.Plans {
+		c.walk(fn)
+	}
+}
+
+// An item_name search streams: per name, the item keys are read newest first
+// from the cursor within the window, merged, de-duplicated and joined to
+// their orders until the page is full. It reads about a page of keys and
+// orders whatever the window holds, and never sorts or hashes the window.
+func TestItemNameSearchReadsThePage(t *testing.T) {
+	s := openStore(t)
+	ctx := context.Background()
+	orders := manyOrders()
+	for batch := range slices.Chunk(orders, 500) {
+		if err := s.Replace(ctx, batch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.DB.ExecContext(ctx, "VACUUM ANALYZE orders, order_item_keys"); err != nil {
+		t.Fatal(err)
+	}
+	var q string
+	var args []any
+	store.ObserveQueries(s, func(query string, a []any) { q, args = query, a })
+	from, until := bizdate.FromTime(time.Date(2026, 2, 10, 0, 0, 0, 0, time.UTC)), bizdate.FromTime(time.Date(2026, 3, 12, 0, 0, 0, 0, time.UTC))
+	str := func(v string) *string { return &v }
+	for _, c := range []struct {
+		item  string
+		names int
+	}{{"soup", 1}, {"gift", 2}, {"pecial 1", 11}} {
+		f := domain.Filter{RestaurantID: orders[0].RestaurantID, Limit: 5, ItemName: str(c.item),
+			StartDate: &from, EndDate: &until, From: from.Time(), Until: until.Time().AddDate(0, 0, 1)}
+		inWindow := len(matches(orders, f))
+		for page := 1; page <= 2; page++ {
+			t.Run(fmt.Sprintf("%s page %d", c.item, page), func(t *testing.T) {
+				got, err := s.Search(ctx, f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var plan []struct{ Plan planNode }
+				if err := s.DB.QueryRowContext(ctx, "EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) "+q, args...).Scan(jsonValue{&plan}); err != nil {
+					t.Fatal(err)
+				}
+				nodes := map[string]int{}
+				var keys, lookups float64
+				plan[0].Plan.walk(func(n planNode) {
+					nodes[n.NodeType]++
+					switch {
+					case n.NodeType == "Sort" && len(n.Plans) == 1 && n.Plans[0].RelationName == "order_item_keys":
+						// A walk over a name's few keys of the window
+						// may be planned as a bitmap scan and a sort of
+						// those keys; nothing else is sorted.
+					case n.NodeType == "Aggregate" && n.Strategy == "Hashed", n.NodeType == "Sort", n.NodeType == "Seq Scan",
+						strings.HasPrefix(n.NodeType, "Bitmap") && n.RelationName != "order_item_keys" && n.NodeType != "Bitmap Index Scan":
+						t.Errorf("the plan has a %s %s node", n.Strategy, n.NodeType)
+					}
+					switch {
+					case n.RelationName == "order_item_keys" && strings.HasPrefix(n.NodeType, "Index"):
+						keys += n.ActualRows * n.ActualLoops
+					case n.RelationName == "orders":
+						lookups += n.ActualLoops
+					}
+				})
+				for _, want := range []string{"Limit", "Nested Loop", "Unique"} {
+					if nodes[want] == 0 {
+						t.Errorf("the plan has no %s node: %v", want, nodes)
+					}
+				}
+				if c.names > 1 && nodes["Merge Append"] == 0 {
+					t.Errorf("the plan merges no walks: %v", nodes)
+				}
+				// A page and the row that says there is another, plus the
+				// row each other walk holds in the merge and the orders
+				// with several of the names (walks that stream).
+				page := float64(f.Limit + 1)
+				t.Logf("%v item keys read, %v orders looked up, %d matches in the window; plan nodes %v", keys, lookups, inWindow, nodes)
+				if keys > page+float64(c.names)+3 || lookups > page+3 {
+					t.Errorf("%v item keys read and %v orders looked up for a page of %d (%d matches in the window)", keys, lookups, f.Limit, inWindow)
+				}
+				if inWindow < 3*(f.Limit+1) {
+					t.Fatalf("the fixture matches only %d orders", inWindow)
+				}
+				f.After = got.Next
+			})
+		}
+	}
+}
+
+// jsonValue scans a json column into v.
+type jsonValue struct{ v any }
+
+func (j jsonValue) Scan(src any) error {
+	b, ok := src.([]byte)
+	if !ok {
+		s, ok := src.(string)
+		if !ok {
+			return fmt.Errorf("json column of type %T", src)
+		}
+		b = []byte(s)
+	}
+	return json.Unmarshal(b, j.v)
 }

@@ -36,6 +36,10 @@ type Store struct {
 	// change; an order stored again unchanged records nothing. Nil records
 	// no events (an initial load: the feed starts from the loaded state).
 	EventData func(domain.Order) any
+
+	// observe, when set (by tests), sees every search query and its
+	// arguments before it runs.
+	observe func(q string, args []any)
 }
 
 var _ domain.Repository = (*Store)(nil)
@@ -73,6 +77,8 @@ var paymentColumns = []string{
 	"restaurant_id", "order_id", "position", "provider", "receipt_hash", "checkout_id", "transaction_id",
 	"transaction_code", "session_id", "recorded_amount_minor", "currency", "created_at",
 }
+
+var itemKeyColumns = []string{"restaurant_id", "item_key", "occurred_at", "order_id"}
 
 type stage struct {
 	table, stage string
@@ -208,16 +214,17 @@ func newStages() []*stage {
 		{table: "order_refunded_items", stage: "stage_refunds", cols: refundColumns},
 		{table: "order_payment_references", stage: "stage_payments", cols: paymentColumns},
 		{table: "order_item_names", stage: "stage_names", cols: []string{"restaurant_id", "name"}},
+		{table: "order_item_keys", stage: "stage_keys", cols: itemKeyColumns},
 	}
 }
 
 // replaceTx stores staged rows in tx: straight into the tables (direct) or
-// through staging tables and one set-based upsert.
+// through staging tables and set-based statements.
 // before runs once the rows are staged, after once they are stored.
 func replaceTx(ctx context.Context, tx pgx.Tx, stages []*stage, n int, direct bool, before, after func() error) error {
 	staged := stages
 	if direct {
-		staged = stages[6:] // only the name dictionary needs ON CONFLICT
+		staged = stages[6:7] // only the name dictionary needs ON CONFLICT
 	}
 	var ddl strings.Builder
 	for _, st := range staged {
@@ -248,15 +255,30 @@ func replaceTx(ctx context.Context, tx pgx.Tx, stages []*stage, n int, direct bo
 		if n > 500 {
 			sqls.WriteString("ANALYZE stage_orders;")
 		}
-		set := make([]string, 0, len(orderColumns))
-		for _, c := range orderColumns[2:] {
-			set = append(set, c+" = EXCLUDED."+c)
-		}
 		cols := strings.Join(orderColumns, ", ")
-		// Lock order rows first (upsert) so concurrent replaces of the same
-		// order serialise before their children are swapped.
-		fmt.Fprintf(&sqls, "INSERT INTO orders (%s) SELECT %s FROM stage_orders ORDER BY restaurant_id, order_id ON CONFLICT (restaurant_id, order_id) DO UPDATE SET %s, ingested_at = now();",
-			cols, cols, strings.Join(set, ", "))
+		stored, staged, set := make([]string, 0, len(orderColumns)), make([]string, 0, len(orderColumns)), make([]string, 0, len(orderColumns))
+		for _, c := range orderColumns[2:] {
+			stored, staged, set = append(stored, "o."+c), append(staged, "s."+c), append(set, c+" = s."+c)
+		}
+		match := "o.restaurant_id = s.restaurant_id AND o.order_id = s.order_id"
+		// New orders are inserted first (waiting for a concurrent first
+		// insert of the same order), then every staged order is locked, in
+		// key order, so concurrent replaces of an order serialise before
+		// anything of it is swapped. Under the lock the stored row says which
+		// item keys to delete (its occurred_at and item_keys); then the
+		// orders that differ are updated and the children swapped.
+		fmt.Fprintf(&sqls, "INSERT INTO orders (%s) SELECT %s FROM stage_orders ORDER BY restaurant_id, order_id ON CONFLICT (restaurant_id, order_id) DO NOTHING;", cols, cols)
+		fmt.Fprintf(&sqls, "SELECT 1 FROM orders o JOIN stage_orders s ON %s ORDER BY o.restaurant_id, o.order_id FOR UPDATE OF o;", match)
+		// Each stored key is found by its whole primary key (an item_key =
+		// ANY(item_keys) condition may be left out of the index search).
+		fmt.Fprintf(&sqls, `DELETE FROM order_item_keys k USING (SELECT o.restaurant_id, unnest(o.item_keys) AS item_key, o.occurred_at, o.order_id
+			FROM orders o JOIN stage_orders s ON %s) old
+			WHERE k.restaurant_id = old.restaurant_id AND k.item_key = old.item_key AND k.occurred_at = old.occurred_at AND k.order_id = old.order_id;`, match)
+		fmt.Fprintf(&sqls, "UPDATE orders o SET %s, ingested_at = now() FROM stage_orders s WHERE %s AND (%s) IS DISTINCT FROM (%s);",
+			strings.Join(set, ", "), match, strings.Join(stored, ", "), strings.Join(staged, ", "))
+		if len(stages[7].rows) > 0 {
+			sqls.WriteString("INSERT INTO order_item_keys (restaurant_id, item_key, occurred_at, order_id) SELECT restaurant_id, item_key, occurred_at, order_id FROM stage_keys;")
+		}
 		for _, st := range stages[1:6] {
 			fmt.Fprintf(&sqls, "DELETE FROM %s t USING stage_orders s WHERE t.restaurant_id = s.restaurant_id AND t.order_id = s.order_id;", st.table)
 			c := strings.Join(st.cols, ", ")
@@ -276,7 +298,7 @@ func replaceTx(ctx context.Context, tx pgx.Tx, stages []*stage, n int, direct bo
 }
 
 // ItemKey is the per-restaurant key of a lower-cased line name in
-// orders.item_keys.
+// orders.item_keys and order_item_keys.
 func ItemKey(restaurantID, lowerName string) int64 {
 	// FNV-1a, 64 bits, over restaurantID, a zero byte and lowerName.
 	const offset, prime = 14695981039346656037, 1099511628211
@@ -299,6 +321,7 @@ func appendRows(stages []*stage, o domain.Order, names map[[2]string]bool) error
 		k := ItemKey(rid, name)
 		if !slices.Contains(keys, k) {
 			keys = append(keys, k)
+			stages[7].rows = append(stages[7].rows, []any{rid, k, o.OccurredAt, oid})
 		}
 		if !names[[2]string{rid, name}] {
 			names[[2]string{rid, name}] = true
@@ -422,14 +445,19 @@ func (s *Store) Search(ctx context.Context, f domain.Filter) (domain.Page, error
 			where = append(where, "local_minute <= "+arg(*f.EndMinute))
 		}
 	}
+	// bounds are the conditions on (occurred_at, order_id) alone, which
+	// the item-key walks of item_name apply too.
+	var bounds []string
 	if f.StartDate != nil {
 		// The instant range lets the (restaurant, occurred_at) index do the
 		// work; the business dates stored at ingestion keep the answer exact.
-		where = append(where, "occurred_at >= "+arg(f.From), "occurred_at < "+arg(f.Until),
-			fmt.Sprintf("business_date BETWEEN %s AND %s", arg(f.StartDate.Time()), arg(f.EndDate.Time())))
+		bounds = append(bounds, "occurred_at >= "+arg(f.From), "occurred_at < "+arg(f.Until))
+		where = append(where, bounds...)
+		where = append(where, fmt.Sprintf("business_date BETWEEN %s AND %s", arg(f.StartDate.Time()), arg(f.EndDate.Time())))
 	}
 	if f.After != nil {
-		where = append(where, fmt.Sprintf("(occurred_at, order_id) < (%s, %s)", arg(f.After.OccurredAt), arg(f.After.OrderID)))
+		bounds = append(bounds, fmt.Sprintf("(occurred_at, order_id) < (%s, %s)", arg(f.After.OccurredAt), arg(f.After.OrderID)))
+		where = append(where, bounds[len(bounds)-1])
 	}
 	order := " ORDER BY occurred_at DESC, order_id DESC"
 	limit := fmt.Sprintf(" LIMIT %d", f.Limit+1)
@@ -448,7 +476,7 @@ func (s *Store) Search(ctx context.Context, f domain.Filter) (domain.Page, error
 	case f.ItemName == nil:
 		orders, err = s.queryOrders(ctx, f.RestaurantID, summarySelect+" WHERE "+strings.Join(where, " AND ")+order+limit, args)
 	default:
-		orders, err = s.searchItemName(ctx, f, where, args)
+		orders, err = s.searchItemName(ctx, f, where, bounds, args)
 	}
 	if err != nil {
 		return domain.Page{}, err
@@ -466,26 +494,29 @@ func (s *Store) Search(ctx context.Context, f domain.Filter) (domain.Page, error
 	return page, nil
 }
 
-// recentCandidates is how many of the newest orders matching the other
-// filters an item_name search checks before it turns to the item index.
-const recentCandidates = 400
+// maxItemKeys is the most line names an item_name search walks the item
+// keys of; a substring found in more names is common, and the newest orders
+// are checked instead.
+const maxItemKeys = 64
 
-// searchItemName answers item_name in up to three steps: the substring is
-// matched against the restaurant's distinct line names (none: no order can
-// match); then the newest candidates are checked in index order, which ends
-// quickly for a common item; only a rare item goes through the item-key GIN
-// index, whose posting lists are per restaurant and name.
-func (s *Store) searchItemName(ctx context.Context, f domain.Filter, where []string, args []any) ([]domain.Order, error) {
+// searchItemName answers item_name in two steps: the substring is matched
+// against the restaurant's distinct line names (none: no order can match);
+// then, for each name, order_item_keys is walked newest first from the
+// cursor within the window, the walks merged and duplicates (an order with
+// several of the names) dropped as they stream by, and each order joined by
+// its orders_recent key and checked against the other filters, until the
+// page is full. A rare item reads its page, not every order of the window.
+func (s *Store) searchItemName(ctx context.Context, f domain.Filter, where, bounds []string, args []any) ([]domain.Order, error) {
 	pattern := "%" + escapeLike(strings.ToLower(*f.ItemName)) + "%"
 	var keys []int64
-	err := queryAll(ctx, s.DB, `SELECT name FROM order_item_names WHERE restaurant_id = $1 AND name LIKE $2 LIMIT 1001`, func(rows *sql.Rows) error {
+	err := queryAll(ctx, s.DB, `SELECT name FROM order_item_names WHERE restaurant_id = $1 AND name LIKE $2 LIMIT $3`, func(rows *sql.Rows) error {
 		var name string
 		if err := rows.Scan(&name); err != nil {
 			return err
 		}
 		keys = append(keys, ItemKey(f.RestaurantID, name))
 		return nil
-	}, f.RestaurantID, pattern)
+	}, f.RestaurantID, pattern, maxItemKeys+1)
 	if err != nil {
 		return nil, err
 	}
@@ -493,28 +524,39 @@ func (s *Store) searchItemName(ctx context.Context, f domain.Filter, where []str
 		return nil, nil
 	}
 	args = append(args, pattern)
-	like := fmt.Sprintf("item_names LIKE $%d", len(args))
+	// The names' LIKE again on the order: exact even if two names' keys
+	// collided.
+	cond := strings.Join(where, " AND ") + fmt.Sprintf(" AND item_names LIKE $%d", len(args))
 	order := " ORDER BY occurred_at DESC, order_id DESC"
 	limit := fmt.Sprintf(" LIMIT %d", f.Limit+1)
-	base := strings.Join(where, " AND ")
-	recent := "SELECT " + summaryColumns + " FROM (SELECT * FROM orders WHERE " + base + order +
-		fmt.Sprintf(" LIMIT %d", recentCandidates) + ") c WHERE " + like + order + limit
-	orders, err := s.queryOrders(ctx, f.RestaurantID, recent, args)
-	if err != nil || len(orders) > f.Limit {
-		return orders, err
+	if len(keys) > maxItemKeys {
+		return s.queryOrders(ctx, f.RestaurantID, summarySelect+" WHERE "+cond+order+limit, args)
 	}
-	cond := base + " AND " + like
-	if len(keys) <= 1000 {
-		args = append(args, keys)
-		cond += fmt.Sprintf(" AND item_keys && $%d", len(args))
+	walk := strings.Join(append([]string{"restaurant_id = $1"}, bounds...), " AND ")
+	walks := make([]string, len(keys))
+	for i, k := range keys {
+		args = append(args, k)
+		walks[i] = fmt.Sprintf("(SELECT occurred_at, order_id FROM order_item_keys WHERE %s AND item_key = $%d%s)", walk, len(args), order)
 	}
-	return s.queryOrders(ctx, f.RestaurantID, summarySelect+" WHERE "+cond+order+limit, args)
+	// The plan streams: Merge Append of the walks, Unique, then a Nested
+	// Loop that looks each order up by its key, under the Limit. The ORDER
+	// BY of the merged walks keeps them from being hashed; the lookup's
+	// LIMIT 1 (there is one order per key) keeps it a lookup per key, as
+	// the planner's guess at how many orders pass the LIKE and the other
+	// filters says nothing about how soon the page fills.
+	q := "SELECT o.* FROM (SELECT DISTINCT occurred_at, order_id FROM (" + strings.Join(walks, " UNION ALL ") + ") w" + order + ") k" +
+		" CROSS JOIN LATERAL (SELECT " + summaryColumns + " FROM orders WHERE " + cond +
+		" AND occurred_at = k.occurred_at AND order_id = k.order_id LIMIT 1) o ORDER BY k.occurred_at DESC, k.order_id DESC" + limit
+	return s.queryOrders(ctx, f.RestaurantID, q, args)
 }
 
 func (s *Store) queryOrders(ctx context.Context, restaurantID, q string, args []any) ([]domain.Order, error) {
 	// Plan with the actual values every time: a cached generic plan cannot
 	// tell a 31-day window of a busy restaurant from a quiet one and picks
 	// sort-based plans that read the whole window.
+	if s.observe != nil {
+		s.observe(q, args)
+	}
 	args = append([]any{pgx.QueryExecModeCacheDescribe}, args...)
 	rows, err := s.DB.QueryContext(ctx, q, args...)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -96,6 +97,20 @@ func TestConcurrentReplace(t *testing.T) {
 	if err := s.DB.QueryRow(`SELECT count(*) FROM order_lines`).Scan(&stored); err != nil || stored != 80 {
 		t.Fatalf("%d line rows; want 80", stored)
 	}
+	itemKeysMatchOrders(t, s)
+}
+
+// itemKeysMatchOrders checks that order_item_keys holds exactly a row per
+// stored order and item key, at the order's time.
+func itemKeysMatchOrders(t *testing.T, s *store.Store) {
+	t.Helper()
+	var missing, extra int
+	err := s.DB.QueryRow(`WITH want AS (SELECT restaurant_id, k AS item_key, occurred_at, order_id FROM orders, unnest(item_keys) k)
+		SELECT (SELECT count(*) FROM (SELECT * FROM want EXCEPT ALL SELECT * FROM order_item_keys) m),
+		       (SELECT count(*) FROM (SELECT * FROM order_item_keys EXCEPT ALL SELECT * FROM want) e)`).Scan(&missing, &extra)
+	if err != nil || missing != 0 || extra != 0 {
+		t.Fatalf("order_item_keys misses %d keys of the orders and has %d others (%v)", missing, extra, err)
+	}
 }
 
 // Text Postgres cannot hold never reaches it, whoever calls the store.
@@ -119,5 +134,75 @@ func TestInvalidTextNeverReachesTheDatabase(t *testing.T) {
 				t.Fatalf("Search %+v: %v", f, err)
 			}
 		}
+	}
+}
+
+// Replacing an order replaces its item keys: its old names' keys go, its new
+// names' keys come at its new time, whichever way it is stored (events
+// recorded or not, a fresh load falling back to the replace), and
+// item_name finds it by its new names only.
+func TestReplaceChangesItemKeys(t *testing.T) {
+	for name, setup := range map[string]func(*store.Store){
+		"plain":      func(*store.Store) {},
+		"events":     func(s *store.Store) { s.EventData = func(o domain.Order) any { return o.OrderID } },
+		"fresh load": func(s *store.Store) { s.FreshLoad = true },
+	} {
+		t.Run(name, func(t *testing.T) {
+			s := openStore(t)
+			setup(s)
+			ctx := context.Background()
+			a := sampleOrder("a", "paid", "Soup", "Cake", "SOUP")
+			b := sampleOrder("b", "paid", "Soup")
+			if err := s.Replace(ctx, []domain.Order{a, b}); err != nil {
+				t.Fatal(err)
+			}
+			a2 := sampleOrder("a", "refunded", "Tea", "CAKE")
+			a2.OccurredAt = a.OccurredAt.Add(time.Hour)
+			if err := s.Replace(ctx, []domain.Order{a2}); err != nil {
+				t.Fatal(err)
+			}
+			rid := a.RestaurantID
+			want := []string{
+				fmt.Sprintf("a %d %s", store.ItemKey(rid, "cake"), a2.OccurredAt.Format(time.RFC3339)),
+				fmt.Sprintf("a %d %s", store.ItemKey(rid, "tea"), a2.OccurredAt.Format(time.RFC3339)),
+				fmt.Sprintf("b %d %s", store.ItemKey(rid, "soup"), b.OccurredAt.Format(time.RFC3339)),
+			}
+			slices.Sort(want)
+			var got []string
+			rows, err := s.DB.QueryContext(ctx, `SELECT order_id, item_key, occurred_at FROM order_item_keys WHERE restaurant_id = $1`, rid)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rows.Close()
+			for rows.Next() {
+				var id string
+				var key int64
+				var at time.Time
+				if err := rows.Scan(&id, &key, &at); err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, fmt.Sprintf("%s %d %s", id, key, at.UTC().Format(time.RFC3339)))
+			}
+			if err := rows.Err(); err != nil {
+				t.Fatal(err)
+			}
+			slices.Sort(got)
+			if !slices.Equal(got, want) {
+				t.Fatalf("item keys\n got %v\nwant %v", got, want)
+			}
+			for item, ids := range map[string][]string{"soup": {"b"}, "cake": {"a"}, "tea": {"a"}} {
+				page, err := s.Search(ctx, domain.Filter{RestaurantID: rid, Limit: 10, ItemName: &item})
+				if err != nil {
+					t.Fatal(err)
+				}
+				var found []string
+				for _, o := range page.Orders {
+					found = append(found, o.OrderID)
+				}
+				if !slices.Equal(found, ids) {
+					t.Errorf("item_name %s finds %v, want %v", item, found, ids)
+				}
+			}
+		})
 	}
 }
