@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -13,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -68,12 +70,29 @@ type classRun struct {
 	firstKO string
 	matches int // summed over the search answers
 	load    string
+	slowest []timedCall // the slowest measured requests, slowest first
+}
+
+// timedCall is one measured request, for the list of the slowest.
+type timedCall struct {
+	took time.Duration
+	path string
+}
+
+// keepSlowest adds a request to the run's slowest n.
+func (run *classRun) keepSlowest(n int, d time.Duration, path string) {
+	i, _ := slices.BinarySearchFunc(run.slowest, d, func(t timedCall, d time.Duration) int { return cmp.Compare(d, t.took) })
+	if i < n {
+		run.slowest = slices.Insert(run.slowest, i, timedCall{d, path})
+		run.slowest = run.slowest[:min(len(run.slowest), n)]
+	}
 }
 
 func runOrders(ctx context.Context, args []string) error {
 	var f benchFlags
 	fs := flag.NewFlagSet("orders", flag.ContinueOnError)
 	f.register(fs, 300, 30)
+	slowest := fs.Int("slowest", 0, "print the slowest N requests of each class and target (to see what sets a p99)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -125,6 +144,7 @@ func runOrders(ctx context.Context, args []string) error {
 					continue
 				}
 				run.lat = append(run.lat, d)
+				run.keepSlowest(*slowest, d, c.path)
 				if !cl.details {
 					var page struct {
 						Data struct{ Matches []json.RawMessage }
@@ -138,6 +158,9 @@ func runOrders(ctx context.Context, args []string) error {
 			run := cl.via[via]
 			run.load = loadgen.Load()
 			logf("%-18s %-7s p50 %s ms  p99 %s ms  (load %s)", cl.name, via, loadgen.Ms(run.lat.Quantile(0.5)), loadgen.Ms(run.lat.Quantile(0.99)), run.load)
+			for _, t := range run.slowest {
+				logf("    %s ms %s", loadgen.Ms(t.took), t.path)
+			}
 		}
 	}
 	reportOrders(os.Stdout, importLine, count, f, classes)

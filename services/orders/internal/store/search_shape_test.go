@@ -16,8 +16,9 @@ import (
 
 // manyOrders is a restaurant's month and a half of orders: several an hour,
 // every status, totals repeating, line names shared by many orders and a few
-// rare ones (two rare names share a word, and some orders have both), and 70
-// names sharing a word, so every filter matches more orders than a page.
+// rare ones (two rare names share a word, and some orders have both), 70
+// names sharing a word, and 70 more sharing a word only in the oldest
+// orders, so every filter matches more orders than a page.
 func manyOrders() []domain.Order {
 	statuses := []string{"paid", "paid", "paid", "partially_refunded", "refunded", "voided"}
 	var orders []domain.Order
@@ -38,6 +39,9 @@ func manyOrders() []domain.Order {
 		}
 		if i%4 == 1 {
 			lines = append(lines, fmt.Sprintf("Special %02d", i/4%70))
+		}
+		if i < 210 {
+			lines = append(lines, fmt.Sprintf("Old %02d", i%70))
 		}
 		o := sampleOrder(fmt.Sprintf("o-%04d", (i*7919)%1500), statuses[i%len(statuses)], lines...)
 		o.OccurredAt = at
@@ -115,26 +119,27 @@ func TestSearchPagesMatchEveryFilterClass(t *testing.T) {
 		return f
 	}
 	for name, f := range map[string]domain.Filter{
-		"no filter":                  {},
-		"time window":                window(domain.Filter{StartMinute: minute(11, 0), EndMinute: minute(14, 30)}),
-		"across midnight":            window(domain.Filter{StartMinute: minute(23, 0), EndMinute: minute(1, 30)}),
-		"from a time on":             window(domain.Filter{StartMinute: minute(20, 0)}),
-		"until a time":               window(domain.Filter{EndMinute: minute(6, 0)}),
-		"amount range":               window(domain.Filter{MinTotalMinor: num(1100), MaxTotalMinor: num(1150)}),
-		"status":                     window(domain.Filter{Status: str("refunded")}),
-		"status, no window":          {Status: str("voided")},
-		"item_name common":           window(domain.Filter{ItemName: str("soup")}),
-		"item_name rare":             window(domain.Filter{ItemName: str("gift")}),
-		"item_name rare, no window":  {ItemName: str("gift b")},
-		"item_name, status":          window(domain.Filter{ItemName: str("special"), Status: str("paid")}),
-		"item_name, method":          window(domain.Filter{ItemName: str("gift"), PaymentMethod: str("card")}),
-		"item_name, amount":          window(domain.Filter{ItemName: str("pecial 1"), MinTotalMinor: num(1100), MaxTotalMinor: num(1300)}),
-		"item_name, time window":     window(domain.Filter{ItemName: str("soup"), StartMinute: minute(11, 0), EndMinute: minute(14, 30)}),
-		"item_name, across midnight": window(domain.Filter{ItemName: str("pecial 2"), StartMinute: minute(20, 0), EndMinute: minute(6, 0)}),
-		"item_name many names":       window(domain.Filter{ItemName: str("special")}),
-		"item_name combined":         window(domain.Filter{ItemName: str("ecial"), PaymentMethod: str("card"), Status: str("paid"), MinTotalMinor: num(1050), StartMinute: minute(6, 0), EndMinute: minute(23, 0)}),
-		"combined":                   window(domain.Filter{PaymentMethod: str("cash"), Status: str("paid"), MinTotalMinor: num(1200), StartMinute: minute(11, 0), EndMinute: minute(14, 0)}),
-		"status, time window":        window(domain.Filter{Status: str("paid"), StartMinute: minute(8, 0), EndMinute: minute(22, 0)}),
+		"no filter":                             {},
+		"time window":                           window(domain.Filter{StartMinute: minute(11, 0), EndMinute: minute(14, 30)}),
+		"across midnight":                       window(domain.Filter{StartMinute: minute(23, 0), EndMinute: minute(1, 30)}),
+		"from a time on":                        window(domain.Filter{StartMinute: minute(20, 0)}),
+		"until a time":                          window(domain.Filter{EndMinute: minute(6, 0)}),
+		"amount range":                          window(domain.Filter{MinTotalMinor: num(1100), MaxTotalMinor: num(1150)}),
+		"status":                                window(domain.Filter{Status: str("refunded")}),
+		"status, no window":                     {Status: str("voided")},
+		"item_name common":                      window(domain.Filter{ItemName: str("soup")}),
+		"item_name rare":                        window(domain.Filter{ItemName: str("gift")}),
+		"item_name rare, no window":             {ItemName: str("gift b")},
+		"item_name, status":                     window(domain.Filter{ItemName: str("special"), Status: str("paid")}),
+		"item_name, method":                     window(domain.Filter{ItemName: str("gift"), PaymentMethod: str("card")}),
+		"item_name, amount":                     window(domain.Filter{ItemName: str("pecial 1"), MinTotalMinor: num(1100), MaxTotalMinor: num(1300)}),
+		"item_name, time window":                window(domain.Filter{ItemName: str("soup"), StartMinute: minute(11, 0), EndMinute: minute(14, 30)}),
+		"item_name, across midnight":            window(domain.Filter{ItemName: str("pecial 2"), StartMinute: minute(20, 0), EndMinute: minute(6, 0)}),
+		"item_name many names":                  window(domain.Filter{ItemName: str("special")}),
+		"item_name many names, only old orders": {ItemName: str("old ")},
+		"item_name combined":                    window(domain.Filter{ItemName: str("ecial"), PaymentMethod: str("card"), Status: str("paid"), MinTotalMinor: num(1050), StartMinute: minute(6, 0), EndMinute: minute(23, 0)}),
+		"combined":                              window(domain.Filter{PaymentMethod: str("cash"), Status: str("paid"), MinTotalMinor: num(1200), StartMinute: minute(11, 0), EndMinute: minute(14, 0)}),
+		"status, time window":                   window(domain.Filter{Status: str("paid"), StartMinute: minute(8, 0), EndMinute: minute(22, 0)}),
 	} {
 		t.Run(name, func(t *testing.T) {
 			f.RestaurantID = orders[0].RestaurantID

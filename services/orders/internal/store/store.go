@@ -496,8 +496,11 @@ func (s *Store) Search(ctx context.Context, f domain.Filter) (domain.Page, error
 
 // maxItemKeys is the most line names an item_name search walks the item
 // keys of; a substring found in more names is common, and the newest orders
-// are checked instead.
-const maxItemKeys = 64
+// are checked instead: recentCandidates of them, then the whole window.
+const (
+	maxItemKeys      = 64
+	recentCandidates = 400
+)
 
 // searchItemName answers item_name in two steps: the substring is matched
 // against the restaurant's distinct line names (none: no order can match);
@@ -530,6 +533,16 @@ func (s *Store) searchItemName(ctx context.Context, f domain.Filter, where, boun
 	order := " ORDER BY occurred_at DESC, order_id DESC"
 	limit := fmt.Sprintf(" LIMIT %d", f.Limit+1)
 	if len(keys) > maxItemKeys {
+		// A substring found in that many names ("l", "g") is common: the
+		// newest orders passing the other filters are checked first, which
+		// fills a page within a few rows; only when they do not is the
+		// window searched with the LIKE.
+		recent := "SELECT " + summaryColumns + " FROM (SELECT * FROM orders WHERE " + strings.Join(where, " AND ") + order +
+			fmt.Sprintf(" LIMIT %d) c WHERE item_names LIKE $%d", recentCandidates, len(args)) + order + limit
+		orders, err := s.queryOrders(ctx, f.RestaurantID, recent, args)
+		if err != nil || len(orders) > f.Limit {
+			return orders, err
+		}
 		return s.queryOrders(ctx, f.RestaurantID, summarySelect+" WHERE "+cond+order+limit, args)
 	}
 	walk := strings.Join(append([]string{"restaurant_id = $1"}, bounds...), " AND ")
