@@ -463,8 +463,26 @@ func (s *Store) Search(ctx context.Context, f domain.Filter) (domain.Page, error
 	limit := fmt.Sprintf(" LIMIT %d", f.Limit+1)
 	var orders []domain.Order
 	var err error
+	timeOfDay := f.StartMinute != nil || f.EndMinute != nil
+	amounts := f.MinTotalMinor != nil || f.MaxTotalMinor != nil
+	sparse := false
+	if f.ItemName == nil && timeOfDay && !amounts && f.StartDate != nil {
+		var err error
+		if sparse, err = s.sparseTimeOfDay(ctx, f); err != nil {
+			return domain.Page{}, err
+		}
+	}
 	switch {
-	case f.ItemName == nil && (f.MinTotalMinor != nil || f.MaxTotalMinor != nil || f.StartMinute != nil || f.EndMinute != nil):
+	case sparse:
+		// A time of day few orders of the window fall in (the night, when
+		// the restaurant is closed) would walk every entry of the window
+		// below: its orders are read date by date from orders_local_time
+		// instead, and the page picked from them.
+		in := args
+		probe := timeOfDayProbe(f, func(v any) string { in = append(in, v); return fmt.Sprintf("$%d", len(in)) }, "*")
+		orders, err = s.queryOrders(ctx, f.RestaurantID, "WITH m AS MATERIALIZED ("+probe+") SELECT "+summaryColumns+" FROM m WHERE "+
+			strings.Join(where, " AND ")+order+limit, in)
+	case f.ItemName == nil && (amounts || timeOfDay):
 		// An amount range or a time of day matches orders all over the
 		// window: the page's keys come from orders_total or orders_recent
 		// alone (their INCLUDE columns), then only the page is read. The page
@@ -492,6 +510,52 @@ func (s *Store) Search(ctx context.Context, f domain.Filter) (domain.Page, error
 		return domain.Page{}, err
 	}
 	return page, nil
+}
+
+// sparseOrders is the most orders of the window a time of day may hold to
+// be read from orders_local_time; one holding more fills a page soon on
+// the newest-first walk of orders_recent.
+const sparseOrders = 200
+
+// timeOfDayProbe is a query of the window's orders in the filter's time of
+// day, date by date and minute range by minute range on orders_local_time
+// (one index descent each), selecting cols, at most sparseOrders+1 per
+// range.
+func timeOfDayProbe(f domain.Filter, arg func(any) string, cols string) string {
+	var dates []time.Time
+	for d := *f.StartDate; !d.After(*f.EndDate); d = d.AddDays(1) {
+		dates = append(dates, d.Time())
+	}
+	lo, hi := 0, 24*60-1
+	if f.StartMinute != nil {
+		lo = *f.StartMinute
+	}
+	if f.EndMinute != nil {
+		hi = *f.EndMinute
+	}
+	ranges := [][2]int{{lo, hi}}
+	if lo > hi { // across midnight
+		ranges = [][2]int{{lo, 24*60 - 1}, {0, hi}}
+	}
+	restaurant, days := arg(f.RestaurantID), arg(dates)
+	parts := make([]string, len(ranges))
+	for i, r := range ranges {
+		parts[i] = fmt.Sprintf("(SELECT %s FROM orders WHERE restaurant_id = %s AND business_date = ANY(%s) AND local_minute BETWEEN %s AND %s LIMIT %d)",
+			cols, restaurant, days, arg(r[0]), arg(r[1]), sparseOrders+1)
+	}
+	return strings.Join(parts, " UNION ALL ")
+}
+
+// sparseTimeOfDay tells whether the filter's time of day holds at most
+// sparseOrders orders of the window, counted on orders_local_time alone.
+func (s *Store) sparseTimeOfDay(ctx context.Context, f domain.Filter) (bool, error) {
+	var args []any
+	probe := timeOfDayProbe(f, func(v any) string { args = append(args, v); return fmt.Sprintf("$%d", len(args)) }, "1")
+	var n int
+	if err := s.DB.QueryRowContext(ctx, "SELECT count(*) FROM ("+probe+") m", args...).Scan(&n); err != nil {
+		return false, err
+	}
+	return n <= sparseOrders, nil
 }
 
 // maxItemKeys is the most line names an item_name search walks the item
