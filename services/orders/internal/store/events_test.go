@@ -17,7 +17,6 @@ type recorded struct {
 	RefundAmountMinor                   int64
 }
 
-
 // Every replace records, in its own transaction, one event per order it
 // changes: created, refunded when the refund grew, updated otherwise; an
 // order stored again unchanged, or a replace that fails, records nothing.
