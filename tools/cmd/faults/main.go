@@ -107,24 +107,30 @@ func run(ctx context.Context, bin string, workers int, during, after time.Durati
 	}
 	defer func() { _ = in.redis.Resume(); _ = in.redis.Stop() }()
 
-	// The other processes reach the menus service through a balancer, as
-	// through a Kubernetes Service, so that a rolling restart can put a
-	// second replica behind it.
-	bal, err := startBalancer()
-	if err != nil {
-		return err
+	// The other processes reach the menus and accounting services through
+	// a balancer each, as through a Kubernetes Service, so that a rolling
+	// restart can put a second replica behind it.
+	rolled := []string{"menus", "accounting"}
+	bals, upstreams := map[string]*balancer{}, map[string]string{}
+	for _, name := range rolled {
+		b, err := startBalancer()
+		if err != nil {
+			return err
+		}
+		defer b.close()
+		bals[name], upstreams[name] = b, b.url()
 	}
-	defer bal.close()
 	logf("starting the system (bin/devstack) with the demo data")
 	env := append(withoutEnv("DATABASE_URL", "REDIS_URL", "TEST_DATABASE_URL", "TEST_REDIS_URL"),
 		"DATABASE_URL="+in.pgURL, "REDIS_URL="+in.redisURL, "RATE_LIMIT_PER_MINUTE=100000000", "LOG_LEVEL=error")
-	stack, err := loadgen.StartStack(ctx, loadgen.StackOptions{Bin: bin, Dir: filepath.Join(dir, "run"), Env: env,
-		Upstreams: map[string]string{"menus": bal.url()}})
+	stack, err := loadgen.StartStack(ctx, loadgen.StackOptions{Bin: bin, Dir: filepath.Join(dir, "run"), Env: env, Upstreams: upstreams})
 	if err != nil {
 		return err
 	}
 	defer stack.Stop()
-	bal.add(stack.Public["menus"], stack.Internal["menus"])
+	for _, name := range rolled {
+		bals[name].add(stack.Public[name], stack.Internal[name])
+	}
 	token, err := demoToken(ctx, bin, stack.Gateway)
 	if err != nil {
 		return err
@@ -136,7 +142,10 @@ func run(ctx context.Context, bin string, workers int, during, after time.Durati
 		return err
 	}
 
-	rr := &rollingRestart{ctx: ctx, bal: bal, devstack: stack.PID, bin: bin, name: "menus", internal: stack.Internal["menus"]}
+	roll := func(name string) *rollingRestart {
+		return &rollingRestart{ctx: ctx, bal: bals[name], devstack: stack.PID, bin: bin, name: name, internal: stack.Internal[name]}
+	}
+	menus, accounting := roll("menus"), roll("accounting")
 	// Closures: a restarted server is a new one.
 	faults := []fault{
 		{name: "none (baseline)", inject: func() error { return nil }, recover: func() error { return nil }},
@@ -146,7 +155,8 @@ func run(ctx context.Context, bin string, workers int, during, after time.Durati
 		{name: "Redis killed (SIGKILL), restarted", inject: func() error { return in.redis.Kill() }, recover: in.startRedis},
 		{name: "menus service stopped (SIGTERM), restarted", inject: func() error { return terminate(stack.PID(), "menus") },
 			recover: func() error { return waitReady(ctx, stack.Internal["menus"]) }},
-		{name: "menus rolling restart (2 replicas, each stopped with SIGTERM while serving)", inject: rr.inject, recover: rr.recover, strict: true},
+		{name: "menus rolling restart (2 replicas, each stopped with SIGTERM while serving)", inject: menus.inject, recover: menus.recover, strict: true},
+		{name: "accounting rolling restart (2 replicas, each stopped with SIGTERM while serving)", inject: accounting.inject, recover: accounting.recover, strict: true},
 	}
 
 	lctx, cancelLoad := context.WithCancel(ctx)
