@@ -467,7 +467,6 @@ func (s *Store) Search(ctx context.Context, f domain.Filter) (domain.Page, error
 	amounts := f.MinTotalMinor != nil || f.MaxTotalMinor != nil
 	sparse := false
 	if f.ItemName == nil && timeOfDay && !amounts && f.StartDate != nil {
-		var err error
 		if sparse, err = s.sparseTimeOfDay(ctx, f); err != nil {
 			return domain.Page{}, err
 		}
@@ -479,7 +478,7 @@ func (s *Store) Search(ctx context.Context, f domain.Filter) (domain.Page, error
 		// below: its orders are read date by date from orders_local_time
 		// instead, and the page picked from them.
 		in := args
-		probe := timeOfDayProbe(f, func(v any) string { in = append(in, v); return fmt.Sprintf("$%d", len(in)) }, "*")
+		probe := timeOfDayProbe(f, func(v any) string { in = append(in, v); return fmt.Sprintf("$%d", len(in)) }, "*", "")
 		orders, err = s.queryOrders(ctx, f.RestaurantID, "WITH m AS MATERIALIZED ("+probe+") SELECT "+summaryColumns+" FROM m WHERE "+
 			strings.Join(where, " AND ")+order+limit, in)
 	case f.ItemName == nil && (amounts || timeOfDay):
@@ -519,9 +518,8 @@ const sparseOrders = 200
 
 // timeOfDayProbe is a query of the window's orders in the filter's time of
 // day, date by date and minute range by minute range on orders_local_time
-// (one index descent each), selecting cols, at most sparseOrders+1 per
-// range.
-func timeOfDayProbe(f domain.Filter, arg func(any) string, cols string) string {
+// (one index descent each), selecting cols, with limit (if any) per range.
+func timeOfDayProbe(f domain.Filter, arg func(any) string, cols, limit string) string {
 	var dates []time.Time
 	for d := *f.StartDate; !d.After(*f.EndDate); d = d.AddDays(1) {
 		dates = append(dates, d.Time())
@@ -540,8 +538,8 @@ func timeOfDayProbe(f domain.Filter, arg func(any) string, cols string) string {
 	restaurant, days := arg(f.RestaurantID), arg(dates)
 	parts := make([]string, len(ranges))
 	for i, r := range ranges {
-		parts[i] = fmt.Sprintf("(SELECT %s FROM orders WHERE restaurant_id = %s AND business_date = ANY(%s) AND local_minute BETWEEN %s AND %s LIMIT %d)",
-			cols, restaurant, days, arg(r[0]), arg(r[1]), sparseOrders+1)
+		parts[i] = fmt.Sprintf("(SELECT %s FROM orders WHERE restaurant_id = %s AND business_date = ANY(%s) AND local_minute BETWEEN %s AND %s%s)",
+			cols, restaurant, days, arg(r[0]), arg(r[1]), limit)
 	}
 	return strings.Join(parts, " UNION ALL ")
 }
@@ -550,7 +548,7 @@ func timeOfDayProbe(f domain.Filter, arg func(any) string, cols string) string {
 // sparseOrders orders of the window, counted on orders_local_time alone.
 func (s *Store) sparseTimeOfDay(ctx context.Context, f domain.Filter) (bool, error) {
 	var args []any
-	probe := timeOfDayProbe(f, func(v any) string { args = append(args, v); return fmt.Sprintf("$%d", len(args)) }, "1")
+	probe := timeOfDayProbe(f, func(v any) string { args = append(args, v); return fmt.Sprintf("$%d", len(args)) }, "1", fmt.Sprintf(" LIMIT %d", sparseOrders+1))
 	var n int
 	if err := s.DB.QueryRowContext(ctx, "SELECT count(*) FROM ("+probe+") m", args...).Scan(&n); err != nil {
 		return false, err
