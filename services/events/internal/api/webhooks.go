@@ -62,6 +62,26 @@ func endpointParam(c *fiber.Ctx) (string, error) {
 	return v, nil
 }
 
+// endpointWrite reads what a write on one endpoint starts with: the caller,
+// the endpoint id of the path, and the body, decoded into body and checked.
+func endpointWrite(c *fiber.Ctx, body interface{ check() error }) (webhookCaller, string, error) {
+	wc, err := callerOf(c)
+	if err != nil {
+		return webhookCaller{}, "", err
+	}
+	id, err := endpointParam(c)
+	if err != nil {
+		return webhookCaller{}, "", err
+	}
+	if err := httpx.DecodeJSON(c, body); err != nil {
+		return webhookCaller{}, "", err
+	}
+	if err := body.check(); err != nil {
+		return webhookCaller{}, "", err
+	}
+	return wc, id, nil
+}
+
 type endpointView struct {
 	ID         string   `json:"id"`
 	URL        string   `json:"url"`
@@ -223,19 +243,9 @@ type endpointAnswer struct {
 }
 
 func (h *Handlers) updateEndpoint(c *fiber.Ctx) error {
-	wc, err := callerOf(c)
-	if err != nil {
-		return err
-	}
-	id, err := endpointParam(c)
-	if err != nil {
-		return err
-	}
 	var req updateEndpointRequest
-	if err := httpx.DecodeJSON(c, &req); err != nil {
-		return err
-	}
-	if err := req.check(); err != nil {
+	wc, id, err := endpointWrite(c, &req)
+	if err != nil {
 		return err
 	}
 	if req.URL == nil && req.EventTypes == nil && req.Disabled == nil {
@@ -259,19 +269,9 @@ type deletedAnswer struct {
 }
 
 func (h *Handlers) deleteEndpoint(c *fiber.Ctx) error {
-	wc, err := callerOf(c)
-	if err != nil {
-		return err
-	}
-	id, err := endpointParam(c)
-	if err != nil {
-		return err
-	}
 	var req writeBody
-	if err := httpx.DecodeJSON(c, &req); err != nil {
-		return err
-	}
-	if err := req.check(); err != nil {
+	wc, id, err := endpointWrite(c, &req)
+	if err != nil {
 		return err
 	}
 	return h.write(c, wc, "deleteWebhookEndpoint", req.IdempotencyKey, req, func(tx domain.WebhookTx) (int, any, error) {
@@ -290,19 +290,9 @@ type rotateRequest struct {
 }
 
 func (h *Handlers) rotateSecret(c *fiber.Ctx) error {
-	wc, err := callerOf(c)
-	if err != nil {
-		return err
-	}
-	id, err := endpointParam(c)
-	if err != nil {
-		return err
-	}
 	var req rotateRequest
-	if err := httpx.DecodeJSON(c, &req); err != nil {
-		return err
-	}
-	if err := req.check(); err != nil {
+	wc, id, err := endpointWrite(c, &req)
+	if err != nil {
 		return err
 	}
 	grace := domain.RotationGrace
@@ -328,19 +318,9 @@ type deliveryAnswer struct {
 }
 
 func (h *Handlers) sendTest(c *fiber.Ctx) error {
-	wc, err := callerOf(c)
-	if err != nil {
-		return err
-	}
-	id, err := endpointParam(c)
-	if err != nil {
-		return err
-	}
 	var req writeBody
-	if err := httpx.DecodeJSON(c, &req); err != nil {
-		return err
-	}
-	if err := req.check(); err != nil {
+	wc, id, err := endpointWrite(c, &req)
+	if err != nil {
 		return err
 	}
 	return h.write(c, wc, "sendWebhookTestEvent", req.IdempotencyKey, req, func(tx domain.WebhookTx) (int, any, error) {
@@ -353,23 +333,13 @@ func (h *Handlers) sendTest(c *fiber.Ctx) error {
 }
 
 func (h *Handlers) retryDelivery(c *fiber.Ctx) error {
-	wc, err := callerOf(c)
-	if err != nil {
-		return err
-	}
-	id, err := endpointParam(c)
-	if err != nil {
-		return err
-	}
 	did, err := strconv.ParseInt(c.Params("deliveryId"), 10, 64)
 	if err != nil || did < 1 {
 		return httpx.NotFound()
 	}
 	var req writeBody
-	if err := httpx.DecodeJSON(c, &req); err != nil {
-		return err
-	}
-	if err := req.check(); err != nil {
+	wc, id, err := endpointWrite(c, &req)
+	if err != nil {
 		return err
 	}
 	return h.write(c, wc, "retryWebhookDelivery", req.IdempotencyKey, req, func(tx domain.WebhookTx) (int, any, error) {
@@ -395,19 +365,9 @@ type replayAnswer struct {
 }
 
 func (h *Handlers) replay(c *fiber.Ctx) error {
-	wc, err := callerOf(c)
-	if err != nil {
-		return err
-	}
-	id, err := endpointParam(c)
-	if err != nil {
-		return err
-	}
 	var req replayRequest
-	if err := httpx.DecodeJSON(c, &req); err != nil {
-		return err
-	}
-	if err := req.check(); err != nil {
+	wc, id, err := endpointWrite(c, &req)
+	if err != nil {
 		return err
 	}
 	if (req.AfterSeq == nil) == (req.Since == nil) {
