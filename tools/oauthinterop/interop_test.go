@@ -1,10 +1,7 @@
 package oauthinterop_test
 
 import (
-	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -20,6 +17,7 @@ import (
 
 	"partnerapi.dev/pkg/testenv"
 	"partnerapi.dev/tools/loadgen"
+	"partnerapi.dev/tools/npmci"
 	"partnerapi.dev/tools/seed"
 )
 
@@ -31,7 +29,7 @@ func TestPartnerLibrariesRunTheWholeFlow(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end: builds and starts every process, installs npm packages")
 	}
-	installNodeModules(t)
+	npmci.Install(t)
 	bin := binaries(t)
 	sys := start(t, bin)
 	partnerctl := filepath.Join(bin, "partnerctl")
@@ -135,34 +133,6 @@ func stderr(err error) string {
 		return string(ee.Stderr)
 	}
 	return ""
-}
-
-// installNodeModules runs npm ci when node_modules does not hold exactly
-// what package-lock.json pins; npm's own cache makes a reinstall offline.
-func installNodeModules(t *testing.T) {
-	t.Helper()
-	for _, tool := range []string{"node", "npm"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Fatalf("%s is needed (Node 20 or later): %v", tool, err)
-		}
-	}
-	lock, err := os.ReadFile("package-lock.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum := sha256.Sum256(lock)
-	want := []byte(hex.EncodeToString(sum[:]))
-	stamp := filepath.Join("node_modules", ".installed-from-lock")
-	if got, err := os.ReadFile(stamp); err == nil && bytes.Equal(got, want) {
-		return
-	}
-	cmd := exec.Command("npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund", "--prefer-offline")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("npm ci: %v\n%s", err, out)
-	}
-	if err := os.WriteFile(stamp, want, 0o600); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // binaries builds what the system test runs (loadgen.Build).

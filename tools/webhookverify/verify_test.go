@@ -2,18 +2,15 @@ package webhookverify_test
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"net/http"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"partnerapi.dev/pkg/webhooksig"
+	"partnerapi.dev/tools/npmci"
 )
 
 type message struct {
@@ -31,7 +28,7 @@ func TestStandardWebhooksLibraryAcceptsOurSignatures(t *testing.T) {
 	if _, err := exec.LookPath("node"); err != nil {
 		t.Skip("node is not installed")
 	}
-	installNodeModules(t)
+	npmci.Install(t)
 	old, cur := webhooksig.NewSecret(), webhooksig.NewSecret()
 	ko, _ := webhooksig.Key(old)
 	kc, _ := webhooksig.Key(cur)
@@ -91,25 +88,4 @@ func Run(t *testing.T, msgs []message) []string {
 		t.Fatalf("verify.mjs answered %d lines for %d messages: %s", len(lines), len(msgs), out)
 	}
 	return lines
-}
-
-func installNodeModules(t *testing.T) {
-	t.Helper()
-	lock, err := os.ReadFile("package-lock.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum := sha256.Sum256(lock)
-	want := []byte(hex.EncodeToString(sum[:]))
-	stamp := filepath.Join("node_modules", ".installed-from-lock")
-	if got, err := os.ReadFile(stamp); err == nil && bytes.Equal(got, want) {
-		return
-	}
-	cmd := exec.Command("npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund", "--prefer-offline")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("npm ci: %v\n%s", err, out)
-	}
-	if err := os.WriteFile(stamp, want, 0o600); err != nil {
-		t.Fatal(err)
-	}
 }
