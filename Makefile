@@ -26,7 +26,7 @@ BENCH_ORDERS ?= 1000000
 
 .PHONY: help
 help: ## List the targets
-	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  \033[36m%-14s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  \033[36m%-18s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 .PHONY: build
 build: ## Build every binary into bin/
@@ -52,7 +52,7 @@ envtest-binaries: ## Build (once, cached in ~/.cache/partnerapi) the kube-apiser
 .PHONY: test-modules
 test-modules: partner-client ## (inner) Test each module alone with GOWORK=off; expects TEST_DATABASE_URL/TEST_REDIS_URL or starts servers itself
 	@for m in $(MODULES); do \
-	  echo "== $$m: vet, test"; \
+	  echo "== $$m: vet, test ($$(date +%T))"; \
 	  (cd $$m && GOWORK=off go vet ./... && GOWORK=off go test $(TEST_FLAGS) ./...) || exit 1; \
 	done
 	@$(MAKE) --no-print-directory fuzz
@@ -61,7 +61,7 @@ test-modules: partner-client ## (inner) Test each module alone with GOWORK=off; 
 fuzz: ## (inner) Run each fuzz target for FUZZ_TIME; a failing input is saved under the package's testdata/fuzz
 	@for f in $(FUZZ_TARGETS); do \
 	  IFS=: read -r m p n <<< "$$f"; \
-	  echo "== $$m: fuzz $$n for $(FUZZ_TIME)"; \
+	  echo "== $$m: fuzz $$n for $(FUZZ_TIME) ($$(date +%T))"; \
 	  (cd $$m && GOWORK=off go test -run '^$$' -fuzz "^$$n\$$" -fuzztime $(FUZZ_TIME) $$p) || exit 1; \
 	done
 
@@ -79,6 +79,10 @@ bench-modules:
 .PHONY: bench-orders
 bench-orders: build ## Load BENCH_ORDERS orders (default 1000000), then measure every search filter class at the service and through the gateway
 	bin/loadgen orders -orders $(BENCH_ORDERS)
+
+.PHONY: bench-orders-scale
+bench-orders-scale: build ## Load 1M and 5M orders (BENCH_DATA=DIR keeps both) and measure both in one run, request by request in turn: every search class's p99 change
+	bin/loadgen orders -orders 5000000 -compare-orders 1000000 -requests 1000 -warmup 100 $(if $(BENCH_DATA),-data $(BENCH_DATA)/5m -compare-data $(BENCH_DATA)/1m)
 
 .PHONY: bench-services
 bench-services: build ## Load the bench data set (BENCH_ORDERS orders, their accounting records, the 2,000-item catalog), then measure accounting, menus and catalog import at each service and through the gateway

@@ -5,6 +5,7 @@ package localinfra
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -72,6 +73,8 @@ type PostgresOptions struct {
 	Durable bool
 	// Log receives the server's output; nil writes Dir/postgres.log.
 	LogPath string
+	// SharedBuffers is Postgres's shared_buffers (such as "6GB"); empty is 256MB.
+	SharedBuffers string
 }
 
 // StartPostgres starts a postgres server as a child process. When running as
@@ -114,7 +117,7 @@ func StartPostgres(ctx context.Context, o PostgresOptions) (*Server, error) {
 		}
 	}
 	args := []string{"-D", data, "-p", strconv.Itoa(port), "-c", "listen_addresses=127.0.0.1",
-		"-c", "unix_socket_directories=", "-c", "max_connections=400", "-c", "shared_buffers=256MB"}
+		"-c", "unix_socket_directories=", "-c", "max_connections=400", "-c", "shared_buffers=" + cmp.Or(o.SharedBuffers, "256MB")}
 	if !o.Durable {
 		args = append(args, "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off")
 	}

@@ -38,8 +38,28 @@ const (
 	SizeBench Size = "bench"
 )
 
-// BenchRestaurants is how many extra restaurants the bench size adds.
+// BenchRestaurants is how many extra restaurants the bench size adds for up
+// to BenchOrders orders. A larger bench data set has more restaurants, each
+// with OrdersPerBenchRestaurant orders over the same OrderDays dates
+// (restaurants × days), not busier days: what a growing platform sees.
 const BenchRestaurants = 20
+
+// OrdersPerBenchRestaurant is each bench restaurant's history once the bench
+// holds more than BenchOrders orders (about 417 orders a day).
+const OrdersPerBenchRestaurant = BenchOrders / BenchRestaurants
+
+// benchRestaurants is how many restaurants the bench size adds for its order count.
+func (g Generator) benchRestaurants() int {
+	return max(BenchRestaurants, (g.benchOrders()+OrdersPerBenchRestaurant-1)/OrdersPerBenchRestaurant)
+}
+
+// benchOrders is how many orders the bench size adds.
+func (g Generator) benchOrders() int {
+	if g.BenchOrderCount > 0 {
+		return g.BenchOrderCount
+	}
+	return BenchOrders
+}
 
 // GenerateDirectory builds the organizations, restaurants, users and the demo
 // partner client:
@@ -48,7 +68,8 @@ const BenchRestaurants = 20
 //     Stockholm, New York, each with its own day start hour) and owns
 //     "Harbor Kitchens" (Gothenburg plus the New York restaurant it shares
 //     with Nordic Table Group);
-//   - the bench size adds an organization of BenchRestaurants restaurants.
+//   - the bench size adds an organization of bench restaurants (BenchRestaurants,
+//     more for more than BenchOrders orders).
 func (g Generator) GenerateDirectory(size Size) Directory {
 	var d Directory
 	user := func(key, email, name string) string {
@@ -88,7 +109,7 @@ func (g Generator) GenerateDirectory(size Size) Directory {
 
 	if size == SizeBench {
 		bench := org("bench", BenchOrganization, "Benchmark Dining Group Oy", "1000000-1")
-		for i := range BenchRestaurants {
+		for i := range g.benchRestaurants() {
 			zones := []struct {
 				tz, cur, country string
 			}{{"Europe/Helsinki", "EUR", "FI"}, {"Europe/Stockholm", "SEK", "SE"}, {"America/New_York", "USD", "US"}}

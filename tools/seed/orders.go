@@ -301,10 +301,7 @@ func (g Generator) orderPlans(d Directory, size Size) ([]orderPlan, error) {
 		plans = append(plans, orderPlan{r: r, count: OrderDays * (6 + g.Rand("orders/volume/"+r.RestaurantID).IntN(6))})
 	}
 	if size == SizeBench {
-		total := g.BenchOrderCount
-		if total <= 0 {
-			total = BenchOrders
-		}
+		total := g.benchOrders()
 		for i, r := range bench {
 			n := total / len(bench)
 			if i < total%len(bench) {

@@ -187,8 +187,11 @@ func TestBenchPlanCounts(t *testing.T) {
 }
 
 // The bench size takes another order count; the demo restaurants keep theirs.
+// Past BenchOrders, the bench grows in restaurants, each keeping the history
+// of a 1M-order bench restaurant.
 func TestBenchPlanOrderCount(t *testing.T) {
-	for _, n := range []int{5_000_000, 10_000_019} {
+	for _, c := range []struct{ orders, restaurants int }{{2_000, 20}, {1_000_000, 20}, {5_000_000, 100}, {10_000_019, 201}} {
+		n := c.orders
 		g := Generator{Seed: 1, BenchOrderCount: n}
 		demo, err := g.orderPlans(g.GenerateDirectory(SizeDemo), SizeDemo)
 		if err != nil {
@@ -202,8 +205,13 @@ func TestBenchPlanOrderCount(t *testing.T) {
 		for _, p := range bench[len(demo):] {
 			got += p.count
 		}
-		if len(bench) != len(demo)+BenchRestaurants || got != n {
-			t.Fatalf("bench plans %d orders over %d bench restaurants, want %d", got, len(bench)-len(demo), n)
+		if len(bench)-len(demo) != c.restaurants || got != n {
+			t.Fatalf("bench plans %d orders over %d bench restaurants, want %d over %d", got, len(bench)-len(demo), n, c.restaurants)
+		}
+		for _, p := range bench[len(demo):] {
+			if n > BenchOrders && p.count > OrdersPerBenchRestaurant {
+				t.Fatalf("bench restaurant %s has %d orders, more than %d", p.r.Name, p.count, OrdersPerBenchRestaurant)
+			}
 		}
 	}
 }

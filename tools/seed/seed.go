@@ -11,9 +11,9 @@ import (
 // Generator holds the seeded random source every part of the data set draws from.
 type Generator struct {
 	Seed uint64
-	// BenchOrderCount is how many orders the bench size adds over the bench
-	// restaurants (their days stay the same, each day gets more orders);
-	// 0 means BenchOrders.
+	// BenchOrderCount is how many orders the bench size adds; past
+	// BenchOrders they go to more bench restaurants (OrdersPerBenchRestaurant
+	// each, same dates); 0 means BenchOrders.
 	BenchOrderCount int
 }
 

@@ -16,6 +16,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"partnerapi.dev/pkg/internalctx"
 	"partnerapi.dev/pkg/localinfra"
 	"partnerapi.dev/tools/loadgen"
@@ -30,6 +32,10 @@ type benchFlags struct {
 	warmup   int
 	keep     bool
 	orders   int
+	// sharedBuffers is the bench Postgres's shared_buffers; prewarm reads
+	// the measured tables into them before measuring.
+	sharedBuffers string
+	prewarm       bool
 }
 
 func (f *benchFlags) register(fs *flag.FlagSet, requests, warmup int) {
@@ -38,7 +44,9 @@ func (f *benchFlags) register(fs *flag.FlagSet, requests, warmup int) {
 	fs.IntVar(&f.requests, "requests", requests, "sequential requests per class and target")
 	fs.IntVar(&f.warmup, "warmup", warmup, "unmeasured requests per class and target before the measured ones")
 	fs.BoolVar(&f.keep, "keep", false, "keep the data folder")
-	fs.IntVar(&f.orders, "orders", seed.BenchOrders, "orders over the bench restaurants (bin/seed --bench-orders); more orders per restaurant and day, same dates")
+	fs.StringVar(&f.sharedBuffers, "shared-buffers", memoryShare(40), "shared_buffers of the bench Postgres (default: 40% of this machine's memory, the most the Postgres documentation advises; the searched tables and the pages the answers read besides fit at 5M orders)")
+	fs.BoolVar(&f.prewarm, "prewarm", true, "before measuring, read the measured tables and their indexes into shared_buffers (pg_prewarm), so every data set size is measured warm; false leaves every page to be read when a request first needs it")
+	fs.IntVar(&f.orders, "orders", seed.BenchOrders, "orders over the bench restaurants (bin/seed --bench-orders); past 1000000, more restaurants with the same history each")
 }
 
 // benchOptions says what a load test adds to the shared bench setup.
@@ -48,6 +56,10 @@ type benchOptions struct {
 	// load runs after the orders are loaded, before the stack starts, with
 	// the database URL; it answers a line for the report.
 	load func(ctx context.Context, e *benchEnv) (string, error)
+	// prewarmTables (schema.table) are read into shared_buffers with their
+	// indexes by -prewarm; prewarmIndexesOf only their indexes (tables the
+	// searches read index-only).
+	prewarmTables, prewarmIndexesOf []string
 	// seedArgs are extra bin/seed arguments of the bench directory load
 	// (identity is always loaded); INGEST_TOKEN is set.
 	seedArgs func(s *loadgen.Stack) []string
@@ -112,7 +124,7 @@ func startBench(ctx context.Context, f benchFlags, o benchOptions) (_ *benchEnv,
 
 	// A fresh Postgres of our own (fsync off: this measures queries, not durability).
 	logf("starting postgres (data in %s); load %s", e.dir, loadgen.Load())
-	pg, err := localinfra.StartPostgres(ctx, localinfra.PostgresOptions{Dir: filepath.Join(e.dir, "postgres")})
+	pg, err := localinfra.StartPostgres(ctx, localinfra.PostgresOptions{Dir: filepath.Join(e.dir, "postgres"), SharedBuffers: f.sharedBuffers})
 	if err != nil {
 		return nil, err
 	}
@@ -127,15 +139,15 @@ func startBench(ctx context.Context, f benchFlags, o benchOptions) (_ *benchEnv,
 		line = fmt.Sprintf("reused the %d orders already loaded in %s (no import timed; -orders does not apply)", count, e.dir)
 	} else {
 		loadStart := loadgen.Load()
-		took, err := importBench(ctx, e.bin, e.dbURL, f.orders)
+		took, peak, err := importBench(ctx, e.bin, e.dbURL, f.orders)
 		if err != nil {
 			return nil, err
 		}
 		if count, err = countOrders(ctx, e.dbURL); err != nil {
 			return nil, err
 		}
-		line = fmt.Sprintf("bin/seed --size bench --bench-orders %d --orders-out - | bin/orders import: %d orders in %s (%.0f orders/s; load before %s, after %s)",
-			f.orders, count, took.Round(100*time.Millisecond), float64(count)/took.Seconds(), loadStart, loadgen.Load())
+		line = fmt.Sprintf("bin/seed --size bench --bench-orders %d --orders-out - | bin/orders import: %d orders in %s (%.0f orders/s; import peak memory %d MB; load before %s, after %s)",
+			f.orders, count, took.Round(100*time.Millisecond), float64(count)/took.Seconds(), peak>>20, loadStart, loadgen.Load())
 	}
 	e.orders = count
 	logf("%s", line)
@@ -145,6 +157,16 @@ func startBench(ctx context.Context, f benchFlags, o benchOptions) (_ *benchEnv,
 		if err != nil {
 			return nil, err
 		}
+		logf("%s", line)
+		e.importLines = append(e.importLines, line)
+	}
+
+	if f.prewarm && len(o.prewarmTables)+len(o.prewarmIndexesOf) > 0 {
+		line, err := prewarm(ctx, e.dbURL, o.prewarmTables, o.prewarmIndexesOf)
+		if err != nil {
+			return nil, err
+		}
+		line += " (shared_buffers " + f.sharedBuffers + ")"
 		logf("%s", line)
 		e.importLines = append(e.importLines, line)
 	}
@@ -233,4 +255,52 @@ func (e *benchEnv) send(via, service, method string, r seed.Restaurant, path str
 	raw, err := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	return resp.StatusCode, raw, time.Since(start), err
+}
+
+// prewarm reads tables with their indexes, and the indexes of indexesOf,
+// into shared_buffers (pg_prewarm, shipped with Postgres), so a measurement
+// meets the warm cache of a database in service rather than pages it has not
+// read yet; it answers a line for the report.
+func prewarm(ctx context.Context, dbURL string, tables, indexesOf []string) (string, error) {
+	conn, err := pgx.Connect(ctx, dbURL)
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close(ctx)
+	start := time.Now()
+	if _, err := conn.Exec(ctx, "CREATE EXTENSION IF NOT EXISTS pg_prewarm"); err != nil {
+		return "", fmt.Errorf("create extension pg_prewarm: %w", err)
+	}
+	var blocks int64
+	err = conn.QueryRow(ctx, `
+		SELECT coalesce(sum(pg_prewarm(r)), 0) FROM (
+			SELECT unnest($1::text[])::regclass AS r
+			UNION ALL
+			SELECT indexrelid FROM pg_index
+			 WHERE indrelid IN (SELECT unnest($1::text[] || $2::text[])::regclass)
+		) rels`, tables, indexesOf).Scan(&blocks)
+	if err != nil {
+		return "", fmt.Errorf("pg_prewarm: %w", err)
+	}
+	what := strings.Join(tables, ", ") + " with their indexes"
+	if len(indexesOf) > 0 {
+		what += ", the indexes of " + strings.Join(indexesOf, ", ")
+	}
+	return fmt.Sprintf("pg_prewarm: %s, %d MB in %s", what, blocks*8192>>20, time.Since(start).Round(100*time.Millisecond)), nil
+}
+
+// memoryShare is percent of this machine's memory as a Postgres setting
+// ("9641MB"), or 256MB when /proc/meminfo cannot tell.
+func memoryShare(percent int64) string {
+	b, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return "256MB"
+	}
+	for line := range strings.Lines(string(b)) {
+		var kb int64
+		if _, err := fmt.Sscanf(line, "MemTotal: %d kB", &kb); err == nil {
+			return fmt.Sprintf("%dMB", kb*percent/100>>10)
+		}
+	}
+	return "256MB"
 }

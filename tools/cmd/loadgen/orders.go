@@ -88,90 +88,186 @@ func (run *classRun) keepSlowest(n int, d time.Duration, path string) {
 	}
 }
 
+// ordersSide is one loaded data set under measurement.
+type ordersSide struct {
+	e       *benchEnv
+	rs      []*restaurant
+	classes []*class
+}
+
 func runOrders(ctx context.Context, args []string) error {
 	var f benchFlags
 	fs := flag.NewFlagSet("orders", flag.ContinueOnError)
 	f.register(fs, 300, 30)
 	slowest := fs.Int("slowest", 0, "print the slowest N requests of each class and target (to see what sets a p99)")
+	compareOrders := fs.Int("compare-orders", 0, "also load a smaller data set of this many orders and measure both in one run with the same requests, taking turns request by request so both meet the same machine; the report adds each class's p99 change from this data set to -orders")
+	compareData := fs.String("compare-data", "", "folder for the -compare-orders data set (as -data)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	e, err := startBench(ctx, f, benchOptions{name: "orders", scopes: "svc.restaurant.read svc.organization.read svc.orders.read"})
-	if err != nil {
-		return err
+	sizes := []benchFlags{f}
+	if *compareOrders > 0 {
+		c := f
+		c.orders, c.data = *compareOrders, *compareData
+		sizes = []benchFlags{c, f}
 	}
-	defer e.Close()
-	importLine, count := e.importLines[0], e.orders
-
-	var rs []*restaurant
-	for _, r := range e.restaurants {
-		rs = append(rs, &restaurant{Restaurant: r})
+	var sides []*ordersSide
+	for n, sf := range sizes {
+		e, err := startBench(ctx, sf, benchOptions{name: "orders", scopes: "svc.restaurant.read svc.organization.read svc.orders.read",
+			// item_name walks order_item_keys's primary key index-only (the bulk
+			// load writes it all-visible).
+			prewarmTables: []string{"orders.orders", "orders.order_item_names"}, prewarmIndexesOf: []string{"orders.order_item_keys"}})
+		if err != nil {
+			return err
+		}
+		defer e.Close()
+		side := &ordersSide{e: e}
+		for _, r := range e.restaurants {
+			side.rs = append(side.rs, &restaurant{Restaurant: r})
+		}
+		if n == 0 {
+			rnd := rand.New(rand.NewPCG(42, 1)) //nolint:gosec // G404: reproducible request parameters, not secrets
+			first, last := dateRange()
+			if err := sample(side.rs, rnd, first, last, side.send); err != nil {
+				return err
+			}
+			side.classes = buildClasses(side.rs, rnd, first, last, f.requests+f.warmup)
+		} else if side.classes, err = sameCalls(sides[0].classes, side.rs); err != nil {
+			return err
+		}
+		sides = append(sides, side)
 	}
-	send := func(via string, c call) (int, []byte, time.Duration, error) {
-		return e.send(via, "orders", http.MethodGet, c.r.Restaurant, c.path, nil)
-	}
-
-	rnd := rand.New(rand.NewPCG(42, 1)) //nolint:gosec // G404: reproducible request parameters, not secrets
-	first, last := dateRange()
-	if err := sample(rs, rnd, first, last, send); err != nil {
-		return err
-	}
-	classes := buildClasses(rs, rnd, first, last, f.requests+f.warmup)
 
 	vias := []string{"service", "gateway"}
-	for _, cl := range classes {
-		for _, via := range vias {
-			cl.via[via] = &classRun{}
+	for ci := range sides[0].classes {
+		for _, s := range sides {
+			for _, via := range vias {
+				s.classes[ci].via[via] = &classRun{}
+			}
 		}
-		// Each request at both, alternating which goes first, so neither
-		// always meets the colder cache.
-		for i, c := range cl.calls {
-			for k := range vias {
-				via := vias[(i+k)%2]
-				run := cl.via[via]
-				code, body, d, err := send(via, c)
-				if err != nil {
-					return fmt.Errorf("%s %s: %w", cl.name, via, err)
-				}
-				if i < f.warmup {
-					continue
-				}
-				if code != http.StatusOK {
-					run.failed++
-					if run.firstKO == "" {
-						run.firstKO = fmt.Sprintf("%d %s for %s", code, truncate(body, 300), c.path)
-					}
-					continue
-				}
-				run.lat = append(run.lat, d)
-				run.keepSlowest(*slowest, d, c.path)
-				if !cl.details {
-					var page struct {
-						Data struct{ Matches []json.RawMessage }
-					}
-					_ = json.Unmarshal(body, &page)
-					run.matches += len(page.Data.Matches)
+		// Each request at both targets and on every data set, taking turns
+		// at who goes first, so none always meets the colder cache or the
+		// busier moment.
+		for i := range f.requests + f.warmup {
+			for k := range sides {
+				s := sides[(i+k)%len(sides)]
+				if err := s.measure(s.classes[ci], i, i < f.warmup, *slowest); err != nil {
+					return err
 				}
 			}
 		}
-		for _, via := range vias {
-			run := cl.via[via]
-			run.load = loadgen.Load()
-			logf("%-18s %-7s p50 %s ms  p99 %s ms  (load %s)", cl.name, via, loadgen.Ms(run.lat.Quantile(0.5)), loadgen.Ms(run.lat.Quantile(0.99)), run.load)
-			for _, t := range run.slowest {
-				logf("    %s ms %s", loadgen.Ms(t.took), t.path)
+		for _, s := range sides {
+			cl := s.classes[ci]
+			for _, via := range vias {
+				run := cl.via[via]
+				run.load = loadgen.Load()
+				logf("%.1fM %-18s %-7s p50 %s ms  p99 %s ms  (load %s)", float64(s.e.orders)/1e6, cl.name, via, loadgen.Ms(run.lat.Quantile(0.5)), loadgen.Ms(run.lat.Quantile(0.99)), run.load)
+				for _, t := range run.slowest {
+					logf("    %s ms %s", loadgen.Ms(t.took), t.path)
+				}
 			}
 		}
 	}
-	reportOrders(os.Stdout, importLine, count, f, classes)
-	for _, cl := range classes {
-		for via, run := range cl.via {
-			if run.failed > 0 {
-				return fmt.Errorf("%s via %s: %d requests failed, first: %s", cl.name, via, run.failed, run.firstKO)
+	for _, s := range sides {
+		reportOrders(os.Stdout, strings.Join(s.e.importLines, "\n"), s.e.orders, len(s.rs), f, s.classes)
+	}
+	if len(sides) == 2 {
+		reportChange(os.Stdout, sides[0], sides[1])
+	}
+	for _, s := range sides {
+		for _, cl := range s.classes {
+			for via, run := range cl.via {
+				if run.failed > 0 {
+					return fmt.Errorf("%s via %s: %d requests failed, first: %s", cl.name, via, run.failed, run.firstKO)
+				}
 			}
 		}
 	}
 	return nil
+}
+
+// sameCalls gives the larger data set the smaller one's requests: its first
+// bench restaurants have the very same history (each keeps 50,000 orders
+// drawn from its own seed), so both sizes answer identical questions and only
+// the size of the tables around them differs.
+func sameCalls(classes []*class, rs []*restaurant) ([]*class, error) {
+	byID := map[string]*restaurant{}
+	for _, r := range rs {
+		byID[r.RestaurantID] = r
+	}
+	var out []*class
+	for _, cl := range classes {
+		c := &class{name: cl.name, details: cl.details, via: map[string]*classRun{}}
+		for _, k := range cl.calls {
+			r, ok := byID[k.r.RestaurantID]
+			if !ok {
+				return nil, fmt.Errorf("restaurant %s is not in the larger data set: -compare-orders must be the smaller one", k.r.Name)
+			}
+			c.calls = append(c.calls, call{r, k.path})
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+func (s *ordersSide) send(via string, c call) (int, []byte, time.Duration, error) {
+	return s.e.send(via, "orders", http.MethodGet, c.r.Restaurant, c.path, nil)
+}
+
+// measure sends request i of a class at the service and through the
+// gateway, alternating which goes first, and records it unless it is a
+// warm-up request.
+func (s *ordersSide) measure(cl *class, i int, warmup bool, slowest int) error {
+	vias := []string{"service", "gateway"}
+	c := cl.calls[i]
+	for k := range vias {
+		via := vias[(i+k)%2]
+		run := cl.via[via]
+		code, body, d, err := s.send(via, c)
+		if err != nil {
+			return fmt.Errorf("%s %s: %w", cl.name, via, err)
+		}
+		if warmup {
+			continue
+		}
+		if code != http.StatusOK {
+			run.failed++
+			if run.firstKO == "" {
+				run.firstKO = fmt.Sprintf("%d %s for %s", code, truncate(body, 300), c.path)
+			}
+			continue
+		}
+		run.lat = append(run.lat, d)
+		run.keepSlowest(slowest, d, c.path)
+		if !cl.details {
+			var page struct {
+				Data struct{ Matches []json.RawMessage }
+			}
+			_ = json.Unmarshal(body, &page)
+			run.matches += len(page.Data.Matches)
+		}
+	}
+	return nil
+}
+
+// reportChange prints each class's p99 on the larger data set against the
+// smaller one, both measured in the same run.
+func reportChange(w io.Writer, small, large *ordersSide) {
+	fmt.Fprintf(w, "\n%.1fM against %.1fM orders, measured in turn in the same run: p99 ms and its change (target: within +20%%)\n\n",
+		float64(large.e.orders)/1e6, float64(small.e.orders)/1e6)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "class\tservice small\tlarge\tchange\t\tgateway small\tlarge\tchange\t\twithin 20%?\t")
+	for ci, cl := range small.classes {
+		row, ok := cl.name, true
+		for _, via := range []string{"service", "gateway"} {
+			a, b := cl.via[via].lat.Quantile(0.99), large.classes[ci].via[via].lat.Quantile(0.99)
+			change := float64(b)/float64(a) - 1
+			ok = ok && change <= 0.20
+			row += fmt.Sprintf("\t%s\t%s\t%+.0f%%\t", loadgen.Ms(a), loadgen.Ms(b), 100*change)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t\n", row, map[bool]string{true: "yes", false: "NO"}[ok])
+	}
+	tw.Flush()
 }
 
 // dateRange is the business dates the seed gives every restaurant.
@@ -306,11 +402,17 @@ func buildClasses(rs []*restaurant, rnd *rand.Rand, first, last time.Time, n int
 	return out
 }
 
-func reportOrders(w io.Writer, importLine string, orders int64, f benchFlags, classes []*class) {
+func reportOrders(w io.Writer, importLine string, orders int64, restaurants int, f benchFlags, classes []*class) {
+	asked := map[string]bool{}
+	for _, cl := range classes {
+		for _, c := range cl.calls {
+			asked[c.r.RestaurantID] = true
+		}
+	}
 	host, _ := os.Hostname()
 	fmt.Fprintf(w, "\nOrders at %.1fM (%s, %d CPUs)\n%s\n\n", float64(orders)/1e6, host, numCPU(), importLine)
 	fmt.Fprintf(w, "%d sequential requests per class and target (after %d unmeasured; each request at both, alternating which goes first),\n"+
-		"over the 20 bench restaurants, parameters drawn from orders the service returned; 31-day windows where the filter needs one\n\n", f.requests, f.warmup)
+		"about %d of the %d bench restaurants, parameters drawn from orders the service returned; 31-day windows where the filter needs one\n\n", f.requests, f.warmup, len(asked), restaurants)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "class\tservice p50 ms\tp99 ms\t\tgateway p50 ms\tp99 ms\t\tmatches/page\ttarget p99\tmet?\tload after\t")
 	for _, cl := range classes {
@@ -339,25 +441,26 @@ func reportOrders(w io.Writer, importLine string, orders int64, f benchFlags, cl
 	fmt.Fprintf(w, "\nload average (1 5 15 min) now: %s — Postgres, the services and this client share these CPUs\n", loadgen.Load())
 }
 
-// importBench pipes bin/seed --size bench --orders-out - into bin/orders import.
-func importBench(ctx context.Context, bin, dbURL string, orders int) (time.Duration, error) {
+// importBench pipes bin/seed --size bench --orders-out - into bin/orders
+// import; it answers how long that took and the import's peak resident memory.
+func importBench(ctx context.Context, bin, dbURL string, orders int) (time.Duration, int64, error) {
 	gen := exec.CommandContext(ctx, filepath.Join(bin, "seed"), "--size", "bench", "--bench-orders", fmt.Sprint(orders), "--orders-out", "-")
 	imp := exec.CommandContext(ctx, filepath.Join(bin, "orders"), "import")
 	imp.Env = append(withoutEnv("DATABASE_URL"), "DATABASE_URL="+dbURL)
 	pipe, err := gen.StdoutPipe()
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	imp.Stdin = pipe
 	gen.Stderr, imp.Stdout, imp.Stderr = os.Stderr, os.Stderr, os.Stderr
 	logf("loading the bench data set: bin/seed --size bench --bench-orders %d --orders-out - | bin/orders import (takes minutes)", orders)
 	start := time.Now()
 	if err := gen.Start(); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	if err := imp.Start(); err != nil {
 		_ = gen.Process.Kill()
-		return 0, err
+		return 0, 0, err
 	}
 	errImp := imp.Wait()
 	if errImp != nil {
@@ -366,12 +469,16 @@ func importBench(ctx context.Context, bin, dbURL string, orders int) (time.Durat
 	errGen := gen.Wait()
 	took := time.Since(start)
 	if errImp != nil {
-		return 0, fmt.Errorf("orders import: %w", errImp)
+		return 0, 0, fmt.Errorf("orders import: %w", errImp)
 	}
 	if errGen != nil {
-		return 0, fmt.Errorf("seed --orders-out: %w", errGen)
+		return 0, 0, fmt.Errorf("seed --orders-out: %w", errGen)
 	}
-	return took, nil
+	var peak int64
+	if u, ok := imp.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		peak = u.Maxrss << 10 // kilobytes on Linux
+	}
+	return took, peak, nil
 }
 
 func createDatabase(ctx context.Context, adminURL, name string) (string, error) {

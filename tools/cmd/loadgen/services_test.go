@@ -19,7 +19,7 @@ func TestServicesOnATinyDataSet(t *testing.T) {
 	if err := loadgen.Build(filepath.Join("..", "..", ".."), bin); err != nil {
 		t.Fatal(err)
 	}
-	args := []string{"-bin", bin, "-data", t.TempDir(), "-orders", "2000", "-requests", "3", "-warmup", "1"}
+	args := []string{"-bin", bin, "-data", t.TempDir(), "-orders", "2000", "-requests", "3", "-warmup", "1", "-shared-buffers", "128MB"}
 	if err := runServices(context.Background(), args); err != nil {
 		t.Fatal(err)
 	}

@@ -4,7 +4,7 @@
 //	seed [--seed 42] [--size demo|bench] --identity-url URL --orders-url URL --accounting-url URL --menus-url URL
 //	seed --size bench --orders-out orders.ndjson   (then: orders import --file orders.ndjson)
 //	seed --size bench --accounting-out accounting.ndjson   (then: accounting import --file accounting.ndjson)
-//	seed --size bench --bench-orders 5000000 --orders-out -   (a larger bench data set)
+//	seed --size bench --bench-orders 5000000 --orders-out -   (a larger bench data set: 100 restaurants)
 //
 // --identity-url is identity's internal listener (INTERNAL_HTTP_ADDR), where
 // the admin API is. ADMIN_TOKEN (identity's admin API) and INGEST_TOKEN
@@ -40,7 +40,7 @@ func run(ctx context.Context, args []string) error {
 	ordersOut := fs.String("orders-out", "", "write the orders as NDJSON to this file ('-' for stdout) instead of loading them")
 	accountingURL := fs.String("accounting-url", "http://127.0.0.1:8083", "accounting service base URL (empty: skip loading accounting records)")
 	accountingOut := fs.String("accounting-out", "", "write the accounting records as NDJSON to this file ('-' for stdout) instead of loading them")
-	benchOrders := fs.Int("bench-orders", seed.BenchOrders, "orders over the bench restaurants (size bench)")
+	benchOrders := fs.Int("bench-orders", seed.BenchOrders, "orders over the bench restaurants (size bench); past 1000000, 50000 per restaurant over more restaurants")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
