@@ -24,6 +24,10 @@ import (
 	"partnerapi.dev/tools/seed"
 )
 
+// targets are where each measured request goes: the process directly, and
+// through the gateway.
+var targets = []string{"service", "gateway"}
+
 // benchFlags are the flags every bench-data-set load test takes.
 type benchFlags struct {
 	bin      string

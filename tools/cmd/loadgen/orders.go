@@ -107,6 +107,12 @@ func runOrders(ctx context.Context, args []string) error {
 	}
 	sizes := []benchFlags{f}
 	if *compareOrders > 0 {
+		// Below BenchOrders the seed spreads orders over the same 20
+		// restaurants, so the two data sets' restaurants would not share a
+		// history and the same requests would ask different questions.
+		if *compareOrders < seed.BenchOrders || *compareOrders >= f.orders {
+			return fmt.Errorf("-compare-orders %d: want at least %d and fewer than -orders (%d), so that its restaurants have the larger data set's histories", *compareOrders, seed.BenchOrders, f.orders)
+		}
 		c := f
 		c.orders, c.data = *compareOrders, *compareData
 		sizes = []benchFlags{c, f}
@@ -138,10 +144,9 @@ func runOrders(ctx context.Context, args []string) error {
 		sides = append(sides, side)
 	}
 
-	vias := []string{"service", "gateway"}
 	for ci := range sides[0].classes {
 		for _, s := range sides {
-			for _, via := range vias {
+			for _, via := range targets {
 				s.classes[ci].via[via] = &classRun{}
 			}
 		}
@@ -158,7 +163,7 @@ func runOrders(ctx context.Context, args []string) error {
 		}
 		for _, s := range sides {
 			cl := s.classes[ci]
-			for _, via := range vias {
+			for _, via := range targets {
 				run := cl.via[via]
 				run.load = loadgen.Load()
 				logf("%.1fM %-18s %-7s p50 %s ms  p99 %s ms  (load %s)", float64(s.e.orders)/1e6, cl.name, via, loadgen.Ms(run.lat.Quantile(0.5)), loadgen.Ms(run.lat.Quantile(0.99)), run.load)
@@ -218,10 +223,9 @@ func (s *ordersSide) send(via string, c call) (int, []byte, time.Duration, error
 // gateway, alternating which goes first, and records it unless it is a
 // warm-up request.
 func (s *ordersSide) measure(cl *class, i int, warmup bool, slowest int) error {
-	vias := []string{"service", "gateway"}
 	c := cl.calls[i]
-	for k := range vias {
-		via := vias[(i+k)%2]
+	for k := range targets {
+		via := targets[(i+k)%2]
 		run := cl.via[via]
 		code, body, d, err := s.send(via, c)
 		if err != nil {

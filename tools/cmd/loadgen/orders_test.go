@@ -83,3 +83,16 @@ func TestReportChangeJudgesEachClassAt20Percent(t *testing.T) {
 		t.Errorf("heading:\n%s", out.String())
 	}
 }
+
+// A compared data set below 1M orders, or not smaller, is refused before
+// anything starts: its restaurants would not share the larger one's histories.
+func TestCompareOrdersMustBeSmallerAndAtLeastOneMillion(t *testing.T) {
+	for _, args := range [][]string{
+		{"-orders", "5000000", "-compare-orders", "200000"},
+		{"-orders", "5000000", "-compare-orders", "5000000"},
+	} {
+		if err := runOrders(t.Context(), args); err == nil || !strings.Contains(err.Error(), "-compare-orders") {
+			t.Errorf("%v: %v", args, err)
+		}
+	}
+}

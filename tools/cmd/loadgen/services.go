@@ -58,15 +58,14 @@ type op struct {
 // alternating which goes first, and keeps the measured durations after the
 // warm-up. An iteration's error counts as a failure of that target.
 func measureOps(ops []*op, requests, warmup int) {
-	vias := []string{"service", "gateway"}
 	for _, o := range ops {
 		o.via = map[string]*classRun{}
-		for _, via := range vias {
+		for _, via := range targets {
 			o.via[via] = &classRun{}
 		}
 		for i := range warmup + requests {
-			for k := range vias {
-				via := vias[(i+k)%2]
+			for k := range targets {
+				via := targets[(i+k)%2]
 				run := o.via[via]
 				ds, err := o.run(via, i)
 				if err != nil {
@@ -81,7 +80,7 @@ func measureOps(ops []*op, requests, warmup int) {
 				}
 			}
 		}
-		for _, via := range vias {
+		for _, via := range targets {
 			run := o.via[via]
 			run.load = loadgen.Load()
 			logf("%-22s %-7s p50 %s ms  p99 %s ms  failed %d  (load %s)", o.name, via, loadgen.Ms(run.lat.Quantile(0.5)), loadgen.Ms(run.lat.Quantile(0.99)), run.failed, run.load)
