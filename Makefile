@@ -17,12 +17,18 @@ endif
 GOLANGCI_LINT_VERSION := v2.15.0
 TOOLS_BIN := $(CURDIR)/.cache/bin
 TEST_FLAGS ?= -race -count=1 -timeout 15m
+# The inner loop's flags (make test-short, make test-one): no race detector, and -short skips the
+# chart dry-run against a kube-apiserver and the other slow tests that honour it.
+SHORT_FLAGS ?= -short -count=1 -timeout 15m
 # Fuzz targets that make test runs for FUZZ_TIME each, as module:package:target.
-FUZZ_TARGETS := gateway:./internal/server:FuzzPartnerRoutes services/orders:./internal/api:FuzzOrderRoutes
+FUZZ_TARGETS := gateway:./internal/server:FuzzPartnerRoutes services/orders:./internal/api:FuzzOrderRoutes \
+  services/menus:./internal/api:FuzzWriteBodies services/catalogimport:./internal/api:FuzzWriteBodies \
+  services/accounting:./internal/api:FuzzWriteBodies
 FUZZ_TIME ?= 20s
 BENCH ?= .
 BENCH_TIME ?= 2s
 BENCH_ORDERS ?= 1000000
+BENCH_SCALE_ORDERS ?= 10000000
 
 .PHONY: help
 help: ## List the targets
@@ -34,8 +40,8 @@ build: ## Build every binary into bin/
 	go build -o bin/ $(COMMANDS)
 
 .PHONY: run
-run: build ## Start the whole system locally with demo data and print a demo token (Ctrl-C stops it)
-	bin/devstack run
+run: build ## Start the whole system locally with demo data and print a demo token (Ctrl-C stops it); TRACING=1 also runs Jaeger
+	bin/devstack run $(if $(filter 1,$(TRACING)),--tracing)
 
 .PHONY: test
 test: ## Run every module's tests (-race, real Postgres and Redis) and the chart checks
@@ -43,26 +49,95 @@ test: ## Run every module's tests (-race, real Postgres and Redis) and the chart
 	@# background on a machine that lacks them (minutes, once) while the other modules are tested;
 	@# the tests that need them wait for that build under its lock (and say why if it failed).
 	@mkdir -p .cache && (cd tools && GOWORK=off go run ./envtest/cmd/envtest-binaries > ../.cache/envtest-binaries.log 2>&1 &)
+	@# Likewise Jaeger, which the end-to-end test exports traces to (about 4 minutes, once).
+	@(cd tools && GOWORK=off go run ./jaeger/cmd/jaeger-binary > ../.cache/jaeger-binary.log 2>&1 &)
+	@# And promtool, which checks and unit-tests the chart's alert rules.
+	@(cd tools && GOWORK=off go run ./promtool/cmd/promtool-binary > ../.cache/promtool-binary.log 2>&1 &)
 	go run ./tools/cmd/devstack env -- $(MAKE) --no-print-directory test-modules
 
 .PHONY: envtest-binaries
 envtest-binaries: ## Build (once, cached in ~/.cache/partnerapi) the kube-apiserver and etcd the chart dry-run uses
 	cd tools && GOWORK=off go run ./envtest/cmd/envtest-binaries
 
+.PHONY: promtool-binary
+promtool-binary: ## Build (once, cached in ~/.cache/partnerapi) the promtool that checks the chart's alert rules
+	cd tools && GOWORK=off go run ./promtool/cmd/promtool-binary
+
+.PHONY: jaeger-binary
+jaeger-binary: ## Build (once, cached in ~/.cache/partnerapi) the Jaeger backend of the end-to-end test and make run TRACING=1
+	cd tools && GOWORK=off go run ./jaeger/cmd/jaeger-binary
+
+.PHONY: cluster-binaries
+cluster-binaries: ## Build (once, cached in ~/.cache/partnerapi next to the envtest binaries) kubelet, controller manager, scheduler, kube-proxy, kubectl, CoreDNS and helm for the local cluster
+	cd tools && GOWORK=off go run ./envtest/cmd/envtest-binaries -cluster
+
+IMAGE_TAG ?= dev
+
+.PHONY: images
+images: ## Write the image archive of every process and of the node's pause image into .cache/images, without a container engine (IMAGE_TAG, default dev)
+	cd tools && GOWORK=off go run ./cmd/images -out ../.cache/images -tag $(IMAGE_TAG)
+
+# The local single-node cluster: binaries and images first (cached), then the node inside a
+# network + mount namespace of its own; KUBECONFIG=.run/cluster/kubeconfig from the host.
+CLUSTER_BINS = cd tools && GOWORK=off go run ./envtest/cmd/envtest-binaries -cluster
+
+.PHONY: cluster-up
+cluster-up: ## Start a single-node Kubernetes (v1.35.4) with every image imported; KUBECONFIG=.run/cluster/kubeconfig (root; Debian containerd runc containernetworking-plugins iptables socat)
+	@mkdir -p .cache && bins=$$($(CLUSTER_BINS) 2>>../.cache/envtest-binaries.log) && \
+	  cd tools && GOWORK=off go run ./cmd/images -out ../.cache/images -tag dev -databases -coredns $$(echo "$$bins" | sed -n 2p)/coredns && cd .. && \
+	  BIN=$$(echo "$$bins" | sed -n 1p) NODE_BIN=$$(echo "$$bins" | sed -n 2p) IMAGES=.cache/images tools/cluster/cluster.sh up
+
+.PHONY: cluster-down
+cluster-down: ## Stop the local cluster; fails when a process, mount point or cgroup of it is left behind
+	tools/cluster/cluster.sh down
+
+.PHONY: test-cluster
+test-cluster: ## On a local cluster (cluster-up, then down even on failure): install dev, seed, OAuth token, a call per area through the gateway Service, rolling restart and helm upgrade under load, staging and prod Ready (root)
+	tools/cluster/test.sh
+
+.PHONY: test-short
+test-short: ## The inner loop: every module's tests without -race, fuzzing or the chart dry-run (-short), on one shared Postgres and Redis
+	go run ./tools/cmd/devstack env -- $(MAKE) --no-print-directory test-each TEST_FLAGS="$(SHORT_FLAGS)"
+
+.PHONY: test-one
+test-one: ## One module's vet and tests as test-short runs them, e.g. make test-one M=services/menus (TEST_FLAGS=... for other flags)
+	@test -n "$(M)" || { echo 'name the module: make test-one M=services/menus'; exit 1; }
+	go run ./tools/cmd/devstack env -- $(MAKE) --no-print-directory test-each MODULES=$(M) TEST_FLAGS="$(if $(filter command line,$(origin TEST_FLAGS)),$(TEST_FLAGS),$(SHORT_FLAGS))"
+
+.PHONY: skaffold-binary
+skaffold-binary: ## Build (once, cached in ~/.cache/partnerapi) the skaffold of the local dev loop
+	cd tools && GOWORK=off go run ./skaffold/cmd/skaffold-binary
+
+.PHONY: dev
+dev: ## skaffold dev on the local cluster (cluster-up first): a change under a process's module rebuilds and redeploys that process only (root; docs/develop.md)
+	tools/cluster/skaffold.sh dev
+
+.PHONY: test-skaffold
+test-skaffold: ## On a local cluster (cluster-up, then down even on failure): skaffold run from a clean clone, then skaffold dev redeploys a changed identity and only it; prints first-run and save-to-serving times (root)
+	tools/cluster/test-skaffold.sh
+
 .PHONY: test-modules
-test-modules: partner-client ## (inner) Test each module alone with GOWORK=off; expects TEST_DATABASE_URL/TEST_REDIS_URL or starts servers itself
+test-modules: test-each ## (inner) Test each module alone with GOWORK=off, then fuzz; expects TEST_DATABASE_URL/TEST_REDIS_URL or starts servers itself
+	@$(MAKE) --no-print-directory fuzz
+
+.PHONY: test-each
+test-each: ## (inner) Vet and test each of MODULES alone with GOWORK=off and TEST_FLAGS
 	@for m in $(MODULES); do \
 	  echo "== $$m: vet, test ($$(date +%T))"; \
 	  (cd $$m && GOWORK=off go vet ./... && GOWORK=off go test $(TEST_FLAGS) ./...) || exit 1; \
 	done
-	@$(MAKE) --no-print-directory fuzz
 
 .PHONY: fuzz
-fuzz: ## (inner) Run each fuzz target for FUZZ_TIME; a failing input is saved under the package's testdata/fuzz
+# Each run starts from the seeds in testdata/fuzz: Go replays the inputs earlier runs generated
+# (kept in GOCACHE/fuzz) before fuzzing, within FUZZ_TIME, and that corpus grows with every run
+# until the replay alone outlasts FUZZ_TIME. A failing input is saved under testdata/fuzz, so
+# nothing found is lost by dropping the generated corpus.
+fuzz: ## (inner) Run each fuzz target for FUZZ_TIME from its seed corpus; a failing input is saved under the package's testdata/fuzz
 	@for f in $(FUZZ_TARGETS); do \
 	  IFS=: read -r m p n <<< "$$f"; \
 	  echo "== $$m: fuzz $$n for $(FUZZ_TIME) ($$(date +%T))"; \
-	  (cd $$m && GOWORK=off go test -run '^$$' -fuzz "^$$n\$$" -fuzztime $(FUZZ_TIME) $$p) || exit 1; \
+	  (cd $$m && rm -rf "$$(GOWORK=off go env GOCACHE)/fuzz/$$(GOWORK=off go list $$p)/$$n" && \
+	    GOWORK=off go test -run '^$$' -fuzz "^$$n\$$" -fuzztime $(FUZZ_TIME) $$p) || exit 1; \
 	done
 
 .PHONY: bench
@@ -81,8 +156,8 @@ bench-orders: build ## Load BENCH_ORDERS orders (default 1000000), then measure 
 	bin/loadgen orders -orders $(BENCH_ORDERS)
 
 .PHONY: bench-orders-scale
-bench-orders-scale: build ## Load 1M and 5M orders (BENCH_DATA=DIR keeps both) and measure both in one run, request by request in turn: every search class's p99 change
-	bin/loadgen orders -orders 5000000 -compare-orders 1000000 -requests 1000 -warmup 100 $(if $(BENCH_DATA),-data $(BENCH_DATA)/5m -compare-data $(BENCH_DATA)/1m)
+bench-orders-scale: build ## Load 1M and BENCH_SCALE_ORDERS (default 10M) orders (BENCH_DATA=DIR keeps both) and measure both in one run, request by request in turn: every search class's p99 change
+	bin/loadgen orders -orders $(BENCH_SCALE_ORDERS) -compare-orders 1000000 -requests 1000 -warmup 100 $(if $(BENCH_DATA),-data $(BENCH_DATA)/$(BENCH_SCALE_ORDERS) -compare-data $(BENCH_DATA)/1000000) $(if $(BENCH_SHARED_BUFFERS),-shared-buffers $(BENCH_SHARED_BUFFERS))
 
 .PHONY: bench-services
 bench-services: build ## Load the bench data set (BENCH_ORDERS orders, their accounting records, the 2,000-item catalog), then measure accounting, menus and catalog import at each service and through the gateway
@@ -104,7 +179,7 @@ faults: build ## Fault suite (a few minutes): the system under partner load of e
 	bin/faults -out docs/reliability.md
 
 .PHONY: lint
-lint: partner-client $(TOOLS_BIN)/golangci-lint ## Run golangci-lint (pinned) on every module
+lint: $(TOOLS_BIN)/golangci-lint ## Run golangci-lint (pinned) on every module
 	@for m in $(MODULES); do (cd $$m && GOWORK=off $(TOOLS_BIN)/golangci-lint run ./...) || exit 1; done
 
 $(TOOLS_BIN)/golangci-lint:
@@ -112,26 +187,31 @@ $(TOOLS_BIN)/golangci-lint:
 
 .PHONY: chart-deps
 chart-deps: ## helm dependency build for every chart: each process chart (the library chart charts/common), then the umbrella
+	@command -v helm >/dev/null 2>&1 || { \
+	  echo "make chart-deps needs helm (Helm 3), which is not on PATH. Build it from the Go module proxy, at the version tools/go.mod uses:"; \
+	  echo "  GOBIN=$(TOOLS_BIN) go install helm.sh/helm/v3/cmd/helm@$$(cd tools && GOWORK=off go list -m -f '{{.Version}}' helm.sh/helm/v3) && export PATH=$(TOOLS_BIN):\$$PATH"; \
+	  echo "or install a release: https://helm.sh/docs/intro/install/"; exit 1; }
 	@for c in $$($(REGISTRY) charts); do helm dependency build $$c || exit 1; done
 
 # controller-gen, pinned, from the Go module proxy: the PartnerClient CRD, deepcopy and RBAC.
 CONTROLLER_GEN := sigs.k8s.io/controller-tools/cmd/controller-gen@v0.23.0
 
 .PHONY: gen
-gen: ## Regenerate generated files (pkg/apispec/openapi.json from openapi.yaml; the Go client tools/partnerclient from it)
+gen: ## Regenerate generated files (pkg/apispec/openapi.json from openapi.yaml; from it the Go client tools/partnerclient and the gateway's reference pages, gateway/internal/apidocs)
 	cd pkg && GOWORK=off go generate ./...
 	$(MAKE) --no-print-directory partner-client
+	cd tools && GOWORK=off go run ./cmd/apidocs -root ..
 	cd services/partneroperator && GOWORK=off go run $(CONTROLLER_GEN) object paths=./api/... crd rbac:roleName=partneroperator paths=./... output:crd:dir=config/crd output:rbac:dir=config/rbac
 	cp services/partneroperator/config/crd/partners.partnerapi.dev_partnerclients.yaml charts/partneroperator/crds/
 
 .PHONY: partner-client
-partner-client: ## Generate the Go partner client (tools/partnerclient, not tracked) from the OpenAPI document: the end-to-end test calls through it
+partner-client: ## Generate the Go partner client (tools/partnerclient, committed) from the OpenAPI document: the end-to-end test calls through it
 	cd tools && GOWORK=off go generate ./partnerclient
 
 .PHONY: gen-check
 gen-check: ## Fail when a generated file is stale
 	@$(MAKE) --no-print-directory gen
-	@git diff --exit-code -- pkg/apispec/openapi.json services/partneroperator/api services/partneroperator/config charts/partneroperator/crds || { echo "generated files are stale: run make gen and commit"; exit 1; }
+	@git diff --exit-code -- pkg/apispec/openapi.json tools/partnerclient gateway/internal/apidocs services/partneroperator/api services/partneroperator/config charts/partneroperator/crds || { echo "generated files are stale: run make gen and commit"; exit 1; }
 
 .PHONY: tidy
 tidy: ## go mod tidy in every module

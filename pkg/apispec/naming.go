@@ -1,6 +1,7 @@
 package apispec
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -145,6 +146,25 @@ func renameExample(v any) any {
 		}
 	}
 	return v
+}
+
+// ToNamingSetB renames, at any depth, the object keys of a JSON document
+// that set B renames (a menu resource written with set-A names, such as a
+// menu event's data); numbers and strings pass through as written.
+func ToNamingSetB(doc []byte) ([]byte, error) {
+	dec := json.NewDecoder(bytes.NewReader(doc))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	var out bytes.Buffer
+	enc := json.NewEncoder(&out)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(renameExample(v)); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(out.Bytes(), []byte("\n")), nil
 }
 
 // NamingSetB returns the OpenAPI document as served by a deployment that

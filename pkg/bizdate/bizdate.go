@@ -52,14 +52,19 @@ func sameWallClock(a, b time.Time) bool {
 	return ay == by && am == bm && ad == bd && a.Hour() == b.Hour() && a.Minute() == b.Minute()
 }
 
+// ParseError is Parse's error: Text is not a YYYY-MM-DD date.
+type ParseError struct{ Text string }
+
+func (e *ParseError) Error() string { return fmt.Sprintf("%q is not a YYYY-MM-DD date", e.Text) }
+
 // Parse reads a strict YYYY-MM-DD date.
 func Parse(s string) (Date, error) {
 	if len(s) != 10 {
-		return Date{}, fmt.Errorf("%q is not a YYYY-MM-DD date", s)
+		return Date{}, &ParseError{Text: s}
 	}
 	t, err := time.Parse(time.DateOnly, s)
 	if err != nil {
-		return Date{}, fmt.Errorf("%q is not a YYYY-MM-DD date", s)
+		return Date{}, &ParseError{Text: s}
 	}
 	return FromTime(t), nil
 }

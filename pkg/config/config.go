@@ -5,7 +5,9 @@ package config
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"reflect"
 	"strings"
 
@@ -22,6 +24,21 @@ type Validator interface {
 // environment.
 func Load(ctx context.Context, cfg any) error {
 	return LoadFrom(ctx, cfg, envconfig.OsLookuper())
+}
+
+// CheckCommand is the subcommand every process has that loads its
+// configuration as the process does at start, without starting anything.
+const CheckCommand = "check-config"
+
+// Check loads cfg from the process environment with the rules the process
+// applies at start, then writes the result to w as JSON (secrets print as
+// [redacted]): what "<process> check-config" prints, so a deployment's
+// environment can be checked before it is rolled out.
+func Check(ctx context.Context, cfg any, w io.Writer) error {
+	if err := Load(ctx, cfg); err != nil {
+		return err
+	}
+	return json.NewEncoder(w).Encode(cfg)
 }
 
 // LoadMap fills cfg from a map, for tests and tools.

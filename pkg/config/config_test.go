@@ -77,3 +77,31 @@ func TestNestedVariableIsNamed(t *testing.T) {
 		t.Fatalf("%v", err)
 	}
 }
+
+func TestCheckPrintsTheLoadedConfigWithoutSecrets(t *testing.T) {
+	t.Setenv("ADMIN_TOKEN", "s3cret-admin-token")
+	t.Setenv("DAY_START_HOUR", "6")
+	var out strings.Builder
+	if err := config.Check(context.Background(), &cfg{}, &out); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out.String(), "s3cret") {
+		t.Fatalf("check printed a secret: %s", out.String())
+	}
+	var got map[string]any
+	if err := json.Unmarshal([]byte(out.String()), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got["Addr"] != "127.0.0.1:8080" || got["Hour"] != float64(6) || got["Password"] != "[redacted]" {
+		t.Fatalf("check printed %s", out.String())
+	}
+
+	t.Setenv("DAY_START_HOUR", "24")
+	out.Reset()
+	if err := config.Check(context.Background(), &cfg{}, &out); err == nil || !strings.Contains(err.Error(), "DAY_START_HOUR") {
+		t.Fatalf("check of an invalid value: %v, want the variable named", err)
+	}
+	if out.Len() != 0 {
+		t.Fatalf("check printed %q for an invalid configuration", out.String())
+	}
+}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/multitracer"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/stdlib"
 	"github.com/pressly/goose/v3"
@@ -24,7 +25,6 @@ import (
 	"gorm.io/driver/postgres"
 	"gorm.io/gorm"
 	"gorm.io/gorm/logger"
-	"gorm.io/plugin/opentelemetry/tracing"
 
 	"partnerapi.dev/pkg/config"
 	"partnerapi.dev/pkg/fault"
@@ -55,6 +55,13 @@ type Config struct {
 	// idle_in_transaction_session_timeout: a transaction whose client
 	// vanished mid-way releases its locks after it.
 	IdleInTransactionTimeout time.Duration `env:"DATABASE_IDLE_IN_TRANSACTION_TIMEOUT, default=30s"`
+	// ReadURL is an optional streaming replica of the same database for the
+	// services' heavy reads (OpenReads); empty reads from the primary.
+	ReadURL config.Secret `env:"DATABASE_READ_URL"`
+	// ReadWait bounds how long a read waits for the replica to replay what
+	// the primary had committed when the read began, before it reads from
+	// the primary instead.
+	ReadWait time.Duration `env:"DATABASE_READ_WAIT, default=50ms"`
 }
 
 var validSchema = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
@@ -91,7 +98,7 @@ func Open(ctx context.Context, cfg Config, schema string) (*DB, error) {
 	}
 	pcfg.DialFunc = dialer(pcfg.ConnectTimeout).DialContext
 	b := &breaker{done: make(chan struct{})}
-	pcfg.Tracer = &statementBound{timeout: cfg.StatementTimeout, breaker: b}
+	pcfg.Tracer = multitracer.New(&statementBound{timeout: cfg.StatementTimeout, breaker: b}, newQueryTracer())
 	sqlDB := sql.OpenDB(gatedConnector{Connector: stdlib.GetConnector(*pcfg, stdlib.OptionShouldPing(b.pingIdle)), breaker: b})
 	b.probe = func(ctx context.Context) error { return sqlDB.PingContext(ctx) }
 	b.probeTimeout = max(cfg.StatementTimeout, cfg.ConnectTimeout)
@@ -110,10 +117,6 @@ func Open(ctx context.Context, cfg Config, schema string) (*DB, error) {
 	if err != nil {
 		_ = sqlDB.Close()
 		return nil, fmt.Errorf("open gorm: %w", err)
-	}
-	if err := gdb.Use(tracing.NewPlugin(tracing.WithoutMetrics(), tracing.WithDBSystem("postgresql"))); err != nil {
-		_ = sqlDB.Close()
-		return nil, fmt.Errorf("gorm tracing: %w", err)
 	}
 	return &DB{Gorm: gdb, SQL: sqlDB, Schema: schema, breaker: b, timeout: b.probeTimeout}, nil
 }

@@ -13,12 +13,25 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/adaptor"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
 
 	"partnerapi.dev/pkg/lifecycle"
+	"partnerapi.dev/pkg/telemetry"
 )
 
 // DefaultBodyLimit is the largest request body accepted: 1 MiB.
 const DefaultBodyLimit = 1 << 20
+
+// IdleTimeout is how long a kept-alive connection may stay idle before the
+// server closes it: longer than common HTTP clients keep idle connections
+// in their pools (Go's http.Transport 90 s, .NET 1–2 min, OkHttp 5 min,
+// nginx upstream keepalive 60 s, AWS load balancers 60–350 s), so it is the
+// client that closes an idle connection and never the server just as the
+// client sends a request on it (which the client sees as EOF, not an
+// answer). The gateway keeps its upstream connections 10 s.
+const IdleTimeout = 6 * time.Minute
 
 // Check is one readiness dependency (database, Redis, an upstream).
 type Check struct {
@@ -73,7 +86,7 @@ func New(opts Options, routes func(r fiber.Router)) *fiber.App {
 		DisableStartupMessage: true,
 		ReadTimeout:           opts.ReadTimeout,
 		WriteTimeout:          opts.WriteTimeout,
-		IdleTimeout:           90 * time.Second,
+		IdleTimeout:           IdleTimeout,
 		ErrorHandler:          func(c *fiber.Ctx, err error) error { return writeErrorWithID(c, err, opts.BodyLimit) },
 	})
 	app.Use(requestIDMiddleware, recoverMiddleware)
@@ -132,6 +145,7 @@ func writeErrorWithID(c *fiber.Ctx, err error, bodyLimit int) error {
 			id = NewRequestID()
 		}
 		c.Locals(localsRequestID, id)
+		c.SetUserContext(telemetry.WithRequestID(c.UserContext(), id))
 		c.Set(HeaderRequestID, id)
 	}
 	if fe := (*fiber.Error)(nil); errors.As(err, &fe) && fe.Code == http.StatusRequestEntityTooLarge {
@@ -143,7 +157,7 @@ func writeErrorWithID(c *fiber.Ctx, err error, bodyLimit int) error {
 func recoverMiddleware(c *fiber.Ctx) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			logger(c).Error("panic while serving request", "panic", fmt.Sprint(r), "request_id", RequestID(c), "stack", string(debug.Stack()))
+			slog.ErrorContext(c.UserContext(), "panic while serving request", "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
 			err = Internal()
 		}
 	}()
@@ -151,6 +165,11 @@ func recoverMiddleware(c *fiber.Ctx) (err error) {
 }
 
 func readiness(checks []Check) fiber.Handler {
+	ready, err := otel.GetMeterProvider().Meter("partnerapi.dev/pkg/httpx").Int64Gauge("dependency.ready",
+		metric.WithDescription("1 when the dependency answered the last readiness check, 0 when it did not"))
+	if err != nil {
+		otel.Handle(err)
+	}
 	return func(c *fiber.Ctx) error {
 		ctx, cancel := context.WithTimeout(c.UserContext(), 2*time.Second)
 		defer cancel()
@@ -159,10 +178,14 @@ func readiness(checks []Check) fiber.Handler {
 		}
 		failed := map[string]string{}
 		for _, ch := range checks {
-			if err := ch.Fn(ctx); err != nil {
-				logger(c).Warn("readiness check failed", "check", ch.Name, "error", err)
+			up := int64(1)
+			// A probe every few seconds is no trace, here or where it calls.
+			if err := ch.Fn(telemetry.Untraced(ctx)); err != nil {
+				slog.WarnContext(ctx, "readiness check failed", "check", ch.Name, "error", err)
 				failed[ch.Name] = "unavailable"
+				up = 0
 			}
+			ready.Record(ctx, up, metric.WithAttributes(attribute.String("check", ch.Name)))
 		}
 		if len(failed) > 0 {
 			return c.Status(http.StatusServiceUnavailable).JSON(fiber.Map{"status": "unavailable", "checks": failed})
@@ -221,5 +244,3 @@ func MatchPath(template, path string) bool {
 	}
 	return len(ts) == len(ps)
 }
-
-func logger(*fiber.Ctx) *slog.Logger { return slog.Default() }

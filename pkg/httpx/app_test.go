@@ -65,7 +65,7 @@ func TestEnvelopes(t *testing.T) {
 		{"unknown method", "DELETE", "/v1/things/1", "", 405, "method_not_allowed", "not allowed"},
 		{"unknown field", "POST", "/v1/things", `{"name":"a","extra":1}`, 400, "invalid_request", `"extra"`},
 		{"trailing data", "POST", "/v1/things", `{"name":"a"} {}`, 400, "invalid_request", "after the JSON"},
-		{"wrong type", "POST", "/v1/things", `{"name":1}`, 400, "invalid_request", `"name" must be of type string`},
+		{"wrong type", "POST", "/v1/things", `{"name":1}`, 400, "invalid_request", `name must be a string.`},
 		{"malformed", "POST", "/v1/things", `{"name":`, 400, "invalid_request", "complete"},
 		{"empty", "POST", "/v1/things", ` `, 400, "invalid_request", "empty"},
 		{"panic", "GET", "/v1/panic", "", 500, "internal_error", "request id"},

@@ -5,6 +5,7 @@ package httpx
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 
 	"github.com/gofiber/fiber/v2"
@@ -112,7 +113,7 @@ func WriteError(c *fiber.Ctx, err error) error {
 		} else if errors.As(err, &fe) {
 			e = fromFiber(fe)
 		} else {
-			logger(c).Error("request failed", "error", err, "request_id", RequestID(c))
+			slog.ErrorContext(c.UserContext(), "request failed", "error", err)
 			e = Internal()
 		}
 	}

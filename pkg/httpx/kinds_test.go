@@ -65,7 +65,7 @@ func TestWriteErrorWithFields(t *testing.T) {
 	})
 	resp, env, raw := do(t, app, "GET", "/v1/feed", "")
 	if resp.StatusCode != http.StatusGone || env.Error != httpx.CodeCursorExpired || env.Message != "Read from after=11." ||
-		env.RequestID == "" || env.RequestID == "forged" || !strings.Contains(string(raw), `"oldestSeq":12`) {
+		env.RequestID == "" || env.RequestID == "forged" || !strings.Contains(raw, `"oldestSeq":12`) {
 		t.Fatalf("%d %s", resp.StatusCode, raw)
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"regexp"
 
 	"github.com/gofiber/fiber/v2"
+
+	"partnerapi.dev/pkg/telemetry"
 )
 
 // HeaderRequestID carries the correlation id on every request and response.
@@ -33,6 +35,7 @@ func requestIDMiddleware(c *fiber.Ctx) error {
 		id = NewRequestID()
 	}
 	c.Locals(localsRequestID, id)
+	c.SetUserContext(telemetry.WithRequestID(c.UserContext(), id))
 	c.Set(HeaderRequestID, id)
 	return c.Next()
 }

@@ -14,10 +14,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/pressly/goose/v3"
 	"gorm.io/gorm"
+
+	"partnerapi.dev/pkg/lifecycle"
 )
 
 // Retention is how long keys are kept at least.
@@ -73,9 +77,45 @@ type Result struct {
 // object to answer; it should set a "replayed": false field, which replays flip.
 type WriteFunc func(tx *gorm.DB) (status int, data any, err error)
 
-// Run performs write once per (scope, key). An error from write rolls back
-// everything, key record included, so the caller may retry with the same key.
+// NormalizeKey returns an idempotency key in its one spelling: keys are
+// UUIDs (8-4-4-4-12 hexadecimal digits), compared without regard to case,
+// so the canonical spelling is lower case. ok is false when key is not a
+// UUID.
+func NormalizeKey(key string) (normalized string, ok bool) {
+	if len(key) != 36 {
+		return "", false
+	}
+	for i := 0; i < len(key); i++ {
+		c := key[i]
+		switch {
+		case i == 8 || i == 13 || i == 18 || i == 23:
+			if c != '-' {
+				return "", false
+			}
+		case '0' <= c && c <= '9', 'a' <= c && c <= 'f', 'A' <= c && c <= 'F':
+		default:
+			return "", false
+		}
+	}
+	return strings.ToLower(key), true
+}
+
+// ValidKey reports whether key is an idempotency key (a UUID, any case).
+func ValidKey(key string) bool {
+	_, ok := NormalizeKey(key)
+	return ok
+}
+
+// KeyField is the body field that carries the idempotency key.
+const KeyField = "idempotencyKey"
+
+// Run performs write once per (scope, key), the key taken in its
+// normalized spelling. An error from write rolls back everything, key
+// record included, so the caller may retry with the same key.
 func Run(ctx context.Context, db *gorm.DB, req Request, write WriteFunc) (Result, error) {
+	if k, ok := NormalizeKey(req.Key); ok {
+		req.Key = k
+	}
 	hash, err := Hash(req.Body)
 	if err != nil {
 		return Result{}, err
@@ -143,7 +183,7 @@ func markReplayed(stored []byte) (json.RawMessage, error) {
 }
 
 // Hash returns the hex SHA-256 of v's canonical JSON (object keys sorted,
-// insignificant whitespace removed).
+// insignificant whitespace removed, idempotency keys normalized).
 func Hash(v any) (string, error) {
 	canon, err := Canonical(v)
 	if err != nil {
@@ -165,12 +205,72 @@ func Canonical(v any) ([]byte, error) {
 	if err := dec.Decode(&generic); err != nil {
 		return nil, err
 	}
+	normalizeKeys(generic)
 	return json.Marshal(generic)
 }
 
-// Purge deletes keys older than olderThan (at least Retention).
+// normalizeKeys rewrites, at any depth, each KeyField holding a key in its
+// normalized spelling, so a repeat spelling the key otherwise is the same
+// request.
+func normalizeKeys(v any) {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, e := range v {
+			if s, ok := e.(string); ok && k == KeyField {
+				if n, ok := NormalizeKey(s); ok {
+					v[k] = n
+				}
+				continue
+			}
+			normalizeKeys(e)
+		}
+	case []any:
+		for _, e := range v {
+			normalizeKeys(e)
+		}
+	}
+}
+
+// Purge deletes keys older than olderThan (at least Retention), a batch at
+// a time so no statement holds many rows.
 func Purge(ctx context.Context, db *gorm.DB, olderThan time.Duration) (int64, error) {
 	olderThan = max(olderThan, Retention)
-	res := db.WithContext(ctx).Exec(`DELETE FROM idempotency_keys WHERE created_at < now() - ?::interval`, fmt.Sprintf("%d seconds", int(olderThan.Seconds())))
-	return res.RowsAffected, res.Error
+	age := fmt.Sprintf("%d seconds", int(olderThan.Seconds()))
+	var total int64
+	for {
+		res := db.WithContext(ctx).Exec(`DELETE FROM idempotency_keys WHERE ctid = ANY (ARRAY(
+	SELECT ctid FROM idempotency_keys WHERE created_at < now() - ?::interval LIMIT ?))`, age, purgeBatch)
+		total += res.RowsAffected
+		if res.Error != nil || res.RowsAffected < purgeBatch {
+			return total, res.Error
+		}
+	}
+}
+
+const purgeBatch = 10_000
+
+// PurgeInterval is how often a service purges its keys.
+const PurgeInterval = time.Hour
+
+// StartPurge runs Purge(Retention) now and then every interval until ctx
+// ends or the returned closer runs; every service that records keys starts
+// it, so the key table holds about a day of writes. Replicas purging at
+// once delete each row once.
+func StartPurge(ctx context.Context, db *gorm.DB, interval time.Duration) lifecycle.Closer {
+	return lifecycle.Go(ctx, "idempotency key purge", func(ctx context.Context) {
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			if n, err := Purge(ctx, db, Retention); err != nil && ctx.Err() == nil {
+				slog.Warn("purge idempotency keys", "error", err)
+			} else if n > 0 {
+				slog.Info("purged idempotency keys", "rows", n)
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	})
 }

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 	"testing/fstest"
+	"time"
 
 	"gorm.io/gorm"
 
@@ -163,4 +164,90 @@ func TestPurgeKeepsRecentKeys(t *testing.T) {
 	if err != nil || n != 1 {
 		t.Fatalf("purged %d, %v", n, err)
 	}
+}
+
+// TestKeyIsCaseInsensitive: a UUID key is the same key in any case, and
+// the request compared on a repeat holds the key in one spelling, so an
+// upper-case repeat of a write replays it instead of writing again or
+// answering a conflict.
+func TestKeyIsCaseInsensitive(t *testing.T) {
+	db := openDB(t)
+	ctx := context.Background()
+	lower := "5d8f0a6e-2b1c-4c3d-9e8f-0a1b2c3d4e5f"
+	upper := "5D8F0A6E-2B1C-4C3D-9E8F-0A1B2C3D4E5F"
+	first, err := idempotency.Run(ctx, db.Gorm, idempotency.Request{Scope: "c/r/create", Key: upper, Body: body{Name: "a", IdempotencyKey: upper}}, createMenu("a"))
+	if err != nil || first.Replayed {
+		t.Fatalf("first: %+v %v", first, err)
+	}
+	again, err := idempotency.Run(ctx, db.Gorm, idempotency.Request{Scope: "c/r/create", Key: lower, Body: body{Name: "a", IdempotencyKey: lower}}, createMenu("a"))
+	if err != nil || !again.Replayed || count(t, db) != 1 {
+		t.Fatalf("lower-case repeat: %+v %v, %d menus", again, err, count(t, db))
+	}
+	for _, k := range []string{lower, upper, "5d8f0a6e-2B1C-4c3d-9e8f-0a1b2c3d4e5F"} {
+		if got, ok := idempotency.NormalizeKey(k); !ok || got != lower {
+			t.Errorf("NormalizeKey(%q) = %q %v", k, got, ok)
+		}
+	}
+	for _, k := range []string{"", "5d8f0a6e2b1c4c3d9e8f0a1b2c3d4e5f", "{5d8f0a6e-2b1c-4c3d-9e8f-0a1b2c3d4e5f}", "5d8f0a6e-2b1c-4c3d-9e8f-0a1b2c3d4e5g"} {
+		if _, ok := idempotency.NormalizeKey(k); ok {
+			t.Errorf("NormalizeKey(%q) accepted", k)
+		}
+	}
+	// The same key nested (a service hashing {"path":…, "body":…}) is
+	// compared in one spelling too.
+	nested := func(k string) any {
+		return map[string]any{"path": []string{"m"}, "body": json.RawMessage(`{"idempotencyKey":"` + k + `","name":"b"}`)}
+	}
+	h1, _ := idempotency.Hash(nested(upper))
+	h2, _ := idempotency.Hash(nested(lower))
+	if h1 != h2 {
+		t.Error("the key's spelling changes the request hash")
+	}
+}
+
+// TestStartPurgeRunsPeriodically: the purge job a service starts deletes
+// keys past the retention at start and on every tick, keeps recent ones,
+// and stops with its closer.
+func TestStartPurgeRunsPeriodically(t *testing.T) {
+	db := openDB(t)
+	ctx := context.Background()
+	old := func(key string) {
+		t.Helper()
+		if err := db.Gorm.Exec(`INSERT INTO idempotency_keys (scope, key, request_hash, status, response, created_at) VALUES ('s', ?, 'h', 201, '{}', now() - interval '25 hours')`, key).Error; err != nil {
+			t.Fatal(err)
+		}
+	}
+	keys := func() int {
+		var n int
+		_ = db.Gorm.Raw(`SELECT count(*) FROM idempotency_keys`).Scan(&n).Error
+		return n
+	}
+	if _, err := idempotency.Run(ctx, db.Gorm, idempotency.Request{Scope: "s", Key: "new", Body: 1}, createMenu("a")); err != nil {
+		t.Fatal(err)
+	}
+	old("old-1")
+	closer := idempotency.StartPurge(ctx, db.Gorm, 50*time.Millisecond)
+	waitFor(t, func() bool { return keys() == 1 })
+	old("old-2")
+	waitFor(t, func() bool { return keys() == 1 })
+	stop, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := closer.Fn(stop); err != nil {
+		t.Fatal(err)
+	}
+	old("old-3")
+	time.Sleep(200 * time.Millisecond)
+	if keys() != 2 {
+		t.Fatal("the purge kept running after its closer")
+	}
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if cond() {
+			return
+		}
+	}
+	t.Fatal("condition not reached in 10 s")
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -12,7 +13,8 @@ import (
 	"partnerapi.dev/pkg/internalctx"
 )
 
-// GetJSON signs the context, decodes 200, and tells 404 from an outage.
+// GetJSON and PostJSON sign the context, decode 2xx, and tell 404 from an
+// outage.
 func TestGetJSON(t *testing.T) {
 	keys, err := internalctx.ParseKeys("k1:" + base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{3}, 32)))
 	if err != nil {
@@ -23,6 +25,10 @@ func TestGetJSON(t *testing.T) {
 		switch {
 		case err != nil || ic.GrantID != "g1":
 			w.WriteHeader(http.StatusUnauthorized)
+		case r.URL.Path == "/echo" && r.Method == http.MethodPost && r.Header.Get("Content-Type") == "application/json":
+			_, _ = io.Copy(w, r.Body)
+		case r.URL.Path == "/accepted" && r.Method == http.MethodPost:
+			w.WriteHeader(http.StatusNoContent)
 		case r.URL.Path == "/found":
 			_, _ = w.Write([]byte(`{"name":"x"}`))
 		case r.URL.Path == "/broken":
@@ -44,6 +50,15 @@ func TestGetJSON(t *testing.T) {
 		if err := internalctx.GetJSON(ctx, srv.Client(), keys, srv.URL+path, who, &out); !errors.Is(err, want) {
 			t.Errorf("%s: %v, want %v", path, err, want)
 		}
+	}
+	if err := internalctx.PostJSON(ctx, srv.Client(), keys, srv.URL+"/echo", who, map[string]string{"name": "y"}, &out); err != nil || out.Name != "y" {
+		t.Fatalf("post: %v %+v", err, out)
+	}
+	if err := internalctx.PostJSON(ctx, srv.Client(), keys, srv.URL+"/accepted", who, map[string]string{}, nil); err != nil {
+		t.Fatalf("post without answer: %v", err)
+	}
+	if err := internalctx.PostJSON(ctx, srv.Client(), keys, srv.URL+"/down", who, map[string]string{}, nil); !errors.Is(err, internalctx.ErrUnavailable) {
+		t.Errorf("post to an outage: %v", err)
 	}
 	if err := internalctx.GetJSON(ctx, srv.Client(), keys, "http://127.0.0.1:1/x", who, &out); !errors.Is(err, internalctx.ErrUnavailable) {
 		t.Errorf("unreachable: %v", err)

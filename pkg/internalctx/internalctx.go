@@ -5,6 +5,7 @@
 package internalctx
 
 import (
+	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
@@ -244,12 +245,42 @@ func Require(k *Keyring) fiber.Handler {
 			return &httpx.Error{Status: http.StatusUnauthorized, Code: httpx.CodeInvalidToken, Description: "This service answers only requests forwarded by the gateway."}
 		}
 		c.Locals(localsKey, ic)
+		c.SetUserContext(NewContext(c.UserContext(), ic))
+		httpx.SetClientID(c, ic.ClientID)
 		return c.Next()
 	}
+}
+
+type ctxKey struct{}
+
+// NewContext returns ctx carrying c, so code below the handler (a store
+// recording events) knows whose authorization the request acts under.
+func NewContext(ctx context.Context, c Context) context.Context {
+	return context.WithValue(ctx, ctxKey{}, c)
+}
+
+// FromContext returns the context Require verified for the request ctx
+// belongs to, if any.
+func FromContext(ctx context.Context) (Context, bool) {
+	c, ok := ctx.Value(ctxKey{}).(Context)
+	return c, ok
 }
 
 // From returns the context that Require verified.
 func From(c *fiber.Ctx) Context {
 	ic, _ := c.Locals(localsKey).(Context)
 	return ic
+}
+
+// PathTenant returns the verified context and the restaurant of the path
+// (":restaurantId", in lower case) when the gateway authorized that
+// restaurant. Any other request gets httpx.NotFound(), the one answer for
+// what the caller may not see.
+func PathTenant(c *fiber.Ctx) (Context, string, error) {
+	ic := From(c)
+	id := strings.ToLower(c.Params("restaurantId"))
+	if ic.Tenant == nil || strings.ToLower(ic.Tenant.ID) != id {
+		return Context{}, "", httpx.NotFound()
+	}
+	return ic, id, nil
 }

@@ -74,3 +74,37 @@ func TestRequireMiddleware(t *testing.T) {
 		t.Fatalf("valid context: %d %s", resp.StatusCode, body)
 	}
 }
+
+// PathTenant admits the restaurant the gateway authorized, in any case, and
+// answers every other path with the one 404.
+func TestPathTenant(t *testing.T) {
+	ring, _ := internalctx.ParseKeys(key("k1", "a"))
+	app := httpx.New(httpx.Options{NoTracing: true}, func(r fiber.Router) {
+		r.Get("/v1/restaurants/:restaurantId/x", internalctx.Require(ring), func(c *fiber.Ctx) error {
+			ic, id, err := internalctx.PathTenant(c)
+			if err != nil {
+				return err
+			}
+			return c.SendString(ic.ClientID + " " + id)
+		})
+	})
+	get := func(path string, tenant *internalctx.Tenant) (int, string) {
+		req := httptest.NewRequest("GET", path, nil)
+		req.Header.Set(internalctx.Header, ring.Sign(internalctx.Context{ClientID: "partner-1", Tenant: tenant}))
+		resp, err := app.Test(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(body)
+	}
+	const id = "0b5a3c1e-8f51-4a0e-9b8e-1c1f0e6d2a01"
+	if st, body := get("/v1/restaurants/"+strings.ToUpper(id)+"/x", &internalctx.Tenant{ID: id}); st != 200 || body != "partner-1 "+id {
+		t.Fatalf("authorized restaurant: %d %s", st, body)
+	}
+	for name, tenant := range map[string]*internalctx.Tenant{"other restaurant": {ID: "0b5a3c1e-8f51-4a0e-9b8e-1c1f0e6d2a02"}, "no tenant": nil} {
+		if st, body := get("/v1/restaurants/"+id+"/x", tenant); st != 404 || !strings.Contains(body, "not_found") {
+			t.Errorf("%s: %d %s", name, st, body)
+		}
+	}
+}

@@ -15,15 +15,17 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+
+	"partnerapi.dev/pkg/telemetry"
 )
 
 // ShutdownTimeout bounds the whole shutdown sequence.
 const ShutdownTimeout = 20 * time.Second
 
-// Main sets the log level from LOG_LEVEL, runs run with a context cancelled
+// Main sets up the process's logs (LOG_LEVEL, LOG_FORMAT), runs run with a context cancelled
 // on SIGINT or SIGTERM, and exits 1 when it returns an error.
 func Main(run func(ctx context.Context, args []string) error) {
-	if err := SetLogLevel(os.Getenv("LOG_LEVEL")); err != nil {
+	if err := telemetry.SetupLogging(os.Stderr, os.Getenv("LOG_LEVEL"), os.Getenv("LOG_FORMAT")); err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		os.Exit(1)
 	}
@@ -97,6 +99,27 @@ func Serve(ctx context.Context, listeners []Listener, closers ...Closer) error {
 	}
 	errs = append(errs, Close(sctx, closers...))
 	return errors.Join(errs...)
+}
+
+// Go runs run in the background until ctx ends or the returned closer
+// runs; the closer cancels run's context and waits for it to return (list
+// it before the closers of what run uses, such as the database).
+func Go(ctx context.Context, name string, run func(ctx context.Context)) Closer {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		run(ctx)
+	}()
+	return Closer{Name: name, Fn: func(stop context.Context) error {
+		cancel()
+		select {
+		case <-done:
+			return nil
+		case <-stop.Done():
+			return stop.Err()
+		}
+	}}
 }
 
 var stopping atomic.Bool

@@ -3,10 +3,12 @@ package lifecycle_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -16,13 +18,9 @@ import (
 	"partnerapi.dev/pkg/lifecycle"
 )
 
-// A client still writing a body over the limit reads the 413 envelope, not
-// a connection reset: the server answers, then discards what the client
-// still sends before closing.
-func TestOversizedBodyIsAnsweredNotReset(t *testing.T) {
-	app := httpx.New(httpx.Options{NoTracing: true}, func(r fiber.Router) {
-		r.Post("/items", func(c *fiber.Ctx) error { return c.SendStatus(http.StatusNoContent) })
-	})
+// serve runs app under lifecycle.Serve on a free port until the test ends.
+func serve(t *testing.T, app *fiber.App) string {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -31,9 +29,18 @@ func TestOversizedBodyIsAnsweredNotReset(t *testing.T) {
 	served := make(chan error, 1)
 	go func() { served <- lifecycle.Serve(ctx, []lifecycle.Listener{{App: app, Listener: ln}}) }()
 	t.Cleanup(func() { cancel(); <-served })
+	return ln.Addr().String()
+}
 
+// A client still writing a body over the limit reads the 413 envelope, not
+// a connection reset: the server answers, then discards what the client
+// still sends before closing.
+func TestOversizedBodyIsAnsweredNotReset(t *testing.T) {
+	app := httpx.New(httpx.Options{NoTracing: true}, func(r fiber.Router) {
+		r.Post("/items", func(c *fiber.Ctx) error { return c.SendStatus(http.StatusNoContent) })
+	})
 	body := bytes.Repeat([]byte("x"), 2<<20)
-	url := "http://" + ln.Addr().String() + "/items"
+	url := "http://" + serve(t, app) + "/items"
 	for i := 0; i < 40; i++ {
 		// A new connection each time, as a client does after a close.
 		client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
@@ -156,5 +163,54 @@ func TestShutdownUnderKeepAliveLoad(t *testing.T) {
 	close(stop)
 	for range 4 {
 		<-done
+	}
+}
+
+// TestOversizedBodyIsA413OnReusedConnections: a Go client sending
+// 1 MiB + 1 byte, on fresh and on kept-alive connections, several at once,
+// always gets the 413 envelope.
+func TestOversizedBodyIsA413OnReusedConnections(t *testing.T) {
+	app := httpx.New(httpx.Options{Name: "test", NoTracing: true}, func(r fiber.Router) {
+		r.Post("/v1/things", func(c *fiber.Ctx) error { return c.SendStatus(http.StatusNoContent) })
+	})
+	addr := serve(t, app)
+	client := &http.Client{Timeout: 30 * time.Second}
+	big := bytes.Repeat([]byte("x"), httpx.DefaultBodyLimit+1)
+	var wg sync.WaitGroup
+	errs := make(chan string, 200)
+	for w := 0; w < 4; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 25; i++ {
+				// A small request first leaves a kept-alive connection in the pool.
+				if resp, err := client.Post("http://"+addr+"/v1/things", "application/json", strings.NewReader(`{}`)); err == nil {
+					_, _ = io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+				}
+				resp, err := client.Post("http://"+addr+"/v1/things", "application/json", bytes.NewReader(big))
+				if err != nil {
+					errs <- err.Error()
+					continue
+				}
+				b, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				var env httpx.Envelope
+				if resp.StatusCode != http.StatusRequestEntityTooLarge || json.Unmarshal(b, &env) != nil || env.Error != "payload_too_large" || env.RequestID == "" {
+					errs <- resp.Status + " " + string(b)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	n := 0
+	for e := range errs {
+		if n++; n <= 5 {
+			t.Error(e)
+		}
+	}
+	if n > 0 {
+		t.Fatalf("%d of 100 oversized requests did not get the 413 envelope", n)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/url"
 	"os"
 	"os/exec"
 	"os/user"
@@ -150,6 +151,8 @@ type RedisOptions struct {
 	Dir     string
 	Port    int
 	Durable bool
+	// Args are more redis-server arguments (a cluster node's, a replica's).
+	Args []string
 }
 
 // StartRedis starts redis-server as a child process.
@@ -174,6 +177,7 @@ func StartRedis(ctx context.Context, o RedisOptions) (*Server, error) {
 	} else {
 		args = append(args, "--appendonly", "no", "--save", "")
 	}
+	args = append(args, o.Args...)
 	cmd := exec.Command(bin, args...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM, Setpgid: true}
 	s, err := start(cmd, syscall.SIGTERM, nil)
@@ -361,4 +365,37 @@ func children(pid int) []int {
 		}
 	}
 	return out
+}
+
+// StartPostgresReplica makes a streaming replica of the server at
+// primaryURL (pg_basebackup, which writes the standby settings) in dir and
+// starts it.
+func StartPostgresReplica(ctx context.Context, primaryURL, dir string) (*Server, error) {
+	bin, err := postgresBinDir()
+	if err != nil {
+		return nil, err
+	}
+	cred, uid, gid, err := postgresCredential()
+	if err != nil {
+		return nil, err
+	}
+	u, err := url.Parse(primaryURL)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	if cred != nil {
+		if err := chownTree(dir, uid, gid); err != nil {
+			return nil, err
+		}
+	}
+	backup := exec.CommandContext(ctx, filepath.Join(bin, "pg_basebackup"), "-D", filepath.Join(dir, "data"), "-R", "-X", "stream",
+		"-h", u.Hostname(), "-p", u.Port(), "-U", "postgres", "--no-sync")
+	backup.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+	if out, err := backup.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("pg_basebackup: %w: %s", err, out)
+	}
+	return StartPostgres(ctx, PostgresOptions{Dir: dir})
 }

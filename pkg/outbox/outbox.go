@@ -24,7 +24,10 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/pressly/goose/v3"
+	"go.opentelemetry.io/otel/trace"
 	"gorm.io/gorm"
+
+	"partnerapi.dev/pkg/internalctx"
 )
 
 // Channel is the LISTEN/NOTIFY channel a recording transaction notifies on
@@ -59,6 +62,57 @@ INSERT INTO outbox_counter (last_pos) VALUES (0);`)
 	)
 }
 
+// TraceMigration adds where each event keeps the trace of the request that
+// recorded it, so the relay's trace links to it; a service adds it after
+// Migration, at the version it chooses.
+func TraceMigration(version int64) *goose.Migration {
+	return goose.NewGoMigration(version,
+		&goose.GoFunc{RunTx: func(ctx context.Context, tx *sql.Tx) error {
+			_, err := tx.ExecContext(ctx, `ALTER TABLE outbox_events ADD COLUMN trace_parent text`)
+			return err
+		}},
+		&goose.GoFunc{RunTx: func(ctx context.Context, tx *sql.Tx) error {
+			_, err := tx.ExecContext(ctx, `ALTER TABLE outbox_events DROP COLUMN trace_parent`)
+			return err
+		}},
+	)
+}
+
+// traceParent is the W3C traceparent of the recorded span in ctx, or nil.
+// ActorMigration adds who authorized each event: the partner client, the
+// owner's grant and the user of the request that recorded it (none for
+// changes no partner request made).
+func ActorMigration(version int64) *goose.Migration {
+	return goose.NewGoMigration(version,
+		&goose.GoFunc{RunTx: func(ctx context.Context, tx *sql.Tx) error {
+			_, err := tx.ExecContext(ctx, `ALTER TABLE outbox_events ADD COLUMN client_id text, ADD COLUMN grant_id text, ADD COLUMN user_id text`)
+			return err
+		}},
+		&goose.GoFunc{RunTx: func(ctx context.Context, tx *sql.Tx) error {
+			_, err := tx.ExecContext(ctx, `ALTER TABLE outbox_events DROP COLUMN client_id, DROP COLUMN grant_id, DROP COLUMN user_id`)
+			return err
+		}},
+	)
+}
+
+// actor is who authorized the request of ctx (internalctx.Require put it
+// there): client, grant and user, or three NULLs.
+func actor(ctx context.Context) [3]any {
+	c, ok := internalctx.FromContext(ctx)
+	if !ok || c.GrantID == "" {
+		return [3]any{nil, nil, nil}
+	}
+	return [3]any{c.ClientID, c.GrantID, c.UserID}
+}
+
+func traceParent(ctx context.Context) any {
+	sc := trace.SpanContextFromContext(ctx)
+	if !sc.IsValid() || !sc.IsSampled() {
+		return nil
+	}
+	return "00-" + sc.TraceID().String() + "-" + sc.SpanID().String() + "-" + sc.TraceFlags().String()
+}
+
 // Event is one event as a service records it.
 type Event struct {
 	// ID is unique across the system; NewID makes one. Empty means NewID.
@@ -77,6 +131,12 @@ type Recorded struct {
 	RestaurantID string
 	OccurredAt   time.Time
 	Data         json.RawMessage
+	// TraceParent is the W3C traceparent of the request that recorded it,
+	// when that was traced.
+	TraceParent *string
+	// ClientID, GrantID and UserID name the authorization of the partner
+	// request that recorded it (nil for other changes).
+	ClientID, GrantID, UserID *string
 }
 
 // Record writes events into the outbox inside tx, the caller's
@@ -92,19 +152,20 @@ func Record(tx *gorm.DB, events ...Event) error {
 		return fmt.Errorf("outbox counter: %w", err)
 	}
 	first := last - int64(len(events)) + 1
+	parent, who := traceParent(tx.Statement.Context), actor(tx.Statement.Context)
 	// One multi-row INSERT per chunk keeps a bulk caller at a few
 	// statements per thousand events.
 	const chunk = 1000
 	for start := 0; start < len(events); start += chunk {
 		part := events[start:min(start+chunk, len(events))]
 		var sb strings.Builder
-		sb.WriteString(`INSERT INTO outbox_events (pos, id, type, restaurant_id, data) VALUES `)
-		args := make([]any, 0, 5*len(part))
+		sb.WriteString(`INSERT INTO outbox_events (pos, id, type, restaurant_id, data, trace_parent, client_id, grant_id, user_id) VALUES `)
+		args := make([]any, 0, 9*len(part))
 		for i, e := range part {
 			if i > 0 {
 				sb.WriteByte(',')
 			}
-			sb.WriteString("(?,?,?,?,?)")
+			sb.WriteString("(?,?,?,?,?,?,?,?,?)")
 			data, err := encode(e.Data)
 			if err != nil {
 				return fmt.Errorf("outbox event %s: %w", e.Type, err)
@@ -113,7 +174,7 @@ func Record(tx *gorm.DB, events ...Event) error {
 			if id == "" {
 				id = NewID()
 			}
-			args = append(args, first+int64(start+i), id, e.Type, e.RestaurantID, string(data))
+			args = append(args, first+int64(start+i), id, e.Type, e.RestaurantID, string(data), parent, who[0], who[1], who[2])
 		}
 		if err := tx.Exec(sb.String(), args...).Error; err != nil {
 			return fmt.Errorf("outbox insert: %w", err)
@@ -134,6 +195,7 @@ func RecordPgx(ctx context.Context, tx pgx.Tx, events ...Event) error {
 	}
 	first := last - int64(len(events)) + 1
 	rows := make([][]any, len(events))
+	parent, who := traceParent(ctx), actor(ctx)
 	for i, e := range events {
 		data, err := encode(e.Data)
 		if err != nil {
@@ -143,9 +205,9 @@ func RecordPgx(ctx context.Context, tx pgx.Tx, events ...Event) error {
 		if id == "" {
 			id = NewID()
 		}
-		rows[i] = []any{first + int64(i), id, e.Type, e.RestaurantID, string(data)}
+		rows[i] = []any{first + int64(i), id, e.Type, e.RestaurantID, string(data), parent, who[0], who[1], who[2]}
 	}
-	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"outbox_events"}, []string{"pos", "id", "type", "restaurant_id", "data"}, pgx.CopyFromRows(rows)); err != nil {
+	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"outbox_events"}, []string{"pos", "id", "type", "restaurant_id", "data", "trace_parent", "client_id", "grant_id", "user_id"}, pgx.CopyFromRows(rows)); err != nil {
 		return fmt.Errorf("outbox copy: %w", err)
 	}
 	_, err := tx.Exec(ctx, `SELECT pg_notify($1, current_schema())`, Channel)

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -22,6 +23,7 @@ import (
 
 	"partnerapi.dev/pkg/config"
 	"partnerapi.dev/pkg/database"
+	"partnerapi.dev/pkg/internalctx"
 	"partnerapi.dev/pkg/outbox"
 	"partnerapi.dev/pkg/testenv"
 )
@@ -38,7 +40,7 @@ var migrations = fstest.MapFS{
 
 func openDB(t testing.TB) *database.DB {
 	t.Helper()
-	url := testenv.NewDatabase(t, "outbox", database.MigrateURL("svc", migrations, outbox.Migration(2)))
+	url := testenv.NewDatabase(t, "outbox", database.MigrateURL("svc", migrations, outbox.Migration(2), outbox.TraceMigration(3), outbox.ActorMigration(4)))
 	db, err := database.Open(context.Background(), database.Config{URL: config.Secret(url), MaxOpenConns: 30}, "svc")
 	if err != nil {
 		t.Fatal(err)
@@ -77,7 +79,7 @@ func (s *eventsServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	fail := s.fail != nil && s.fail()
 	s.mu.Unlock()
 	if fail {
-		http.Error(w, "unavailable", 503)
+		http.Error(w, "unavailable", http.StatusServiceUnavailable)
 		return
 	}
 	w.Write([]byte(`{"data":{"appended":0,"duplicates":0}}`))
@@ -382,5 +384,72 @@ func TestRecordPgx(t *testing.T) {
 	db.Gorm.Raw(`SELECT pos, id, type, restaurant_id, occurred_at, data FROM outbox_events ORDER BY pos`).Scan(&rows)
 	if len(rows) != 2 || rows[0].Pos != 1 || rows[0].Type != "b" || string(rows[0].Data) != `[1]` || rows[1].Pos != 2 || rows[1].Type != "c" {
 		t.Fatalf("recorded %+v", rows)
+	}
+}
+
+// Events recorded while serving a partner request carry the authorization
+// the gateway signed (client, grant, user), through Record and RecordPgx
+// alike; others carry none.
+func TestRecordCarriesTheActor(t *testing.T) {
+	db := openDB(t)
+	who := internalctx.Context{ClientID: "demo-partner", GrantID: "g-1", UserID: "u-1", Scopes: []string{"x"}}
+	partner := internalctx.NewContext(context.Background(), who)
+	if err := db.Gorm.WithContext(partner).Transaction(func(tx *gorm.DB) error {
+		return outbox.Record(tx, outbox.Event{Type: "by-partner", RestaurantID: "r1"})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Gorm.Transaction(func(tx *gorm.DB) error {
+		return outbox.Record(tx, outbox.Event{Type: "by-nobody", RestaurantID: "r1"})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := db.SQL.Conn(partner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if err := conn.Raw(func(dc any) error {
+		return pgx.BeginFunc(partner, dc.(*stdlib.Conn).Conn(), func(tx pgx.Tx) error {
+			return outbox.RecordPgx(partner, tx, outbox.Event{Type: "bulk-by-partner", RestaurantID: "r2"})
+		})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	var got []outbox.Recorded
+	relay := &outbox.Relay{DB: db.Gorm, Send: func(_ context.Context, rows []outbox.Recorded) error { got = append(got, rows...); return nil }}
+	if _, err := relay.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	str := func(p *string) string {
+		if p == nil {
+			return "<nil>"
+		}
+		return *p
+	}
+	want := map[string][3]string{"by-partner": {"demo-partner", "g-1", "u-1"}, "by-nobody": {"<nil>", "<nil>", "<nil>"}, "bulk-by-partner": {"demo-partner", "g-1", "u-1"}}
+	if len(got) != len(want) {
+		t.Fatalf("forwarded %d events, want %d", len(got), len(want))
+	}
+	for _, e := range got {
+		if a := [3]string{str(e.ClientID), str(e.GrantID), str(e.UserID)}; a != want[e.Type] {
+			t.Errorf("%s: actor %v, want %v", e.Type, a, want[e.Type])
+		}
+	}
+}
+
+// A service whose schema is not migrated yet (its pod started before the migration
+// finished) gets a relay error that says so, not a driver's conversion error.
+func TestRelayBeforeMigrationSaysTheSchemaIsMissing(t *testing.T) {
+	url := testenv.NewDatabase(t, "outbox-empty", func(context.Context, string) error { return nil })
+	db, err := database.Open(context.Background(), database.Config{URL: config.Secret(url)}, "svc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close(context.Background()) })
+	relay := &outbox.Relay{DB: db.Gorm, Send: func(context.Context, []outbox.Recorded) error { return nil }}
+	_, err = relay.Flush(context.Background())
+	if err == nil || !strings.Contains(err.Error(), `schema "svc" does not exist yet`) {
+		t.Fatalf("Flush before migration: %v, want the missing schema named", err)
 	}
 }

@@ -3,11 +3,20 @@ package outbox
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/stdlib"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
 	"gorm.io/gorm"
 )
 
@@ -45,33 +54,110 @@ func (r *Relay) Flush(ctx context.Context) (int, error) {
 	if ctx.Err() != nil {
 		return 0, ctx.Err()
 	}
+	// One cheap look first: a poll that finds nothing records no span and
+	// takes no lock.
+	var pending bool
+	if err := r.DB.WithContext(txCtx).Raw(`SELECT EXISTS (SELECT 1 FROM outbox_events)`).Scan(&pending).Error; err != nil || !pending {
+		var pg *pgconn.PgError
+		if errors.As(err, &pg) && pg.Code == "42P01" { // undefined_table
+			var searchPath string
+			_ = r.DB.WithContext(txCtx).Raw(`SELECT current_setting('search_path')`).Scan(&searchPath).Error
+			return 0, notMigrated(searchPath)
+		}
+		return 0, err
+	}
+	ctx, span := tracer.Start(ctx, "outbox relay")
+	defer span.End()
+	txCtx = trace.ContextWithSpan(txCtx, span)
 	n := 0
 	err := r.DB.WithContext(txCtx).Transaction(func(tx *gorm.DB) error {
-		var mine bool
-		if err := tx.Raw(`SELECT pg_try_advisory_xact_lock(hashtext(current_schema() || '.outbox'))`).Scan(&mine).Error; err != nil {
+		// current_schema() is NULL while the service's schema does not exist (a pod
+		// started before its migration ran): say so rather than fail on the NULL.
+		var lock struct {
+			SearchPath string
+			Mine       *bool
+		}
+		if err := tx.Raw(`SELECT current_setting('search_path') AS search_path, pg_try_advisory_xact_lock(hashtext(current_schema() || '.outbox')) AS mine`).Scan(&lock).Error; err != nil {
 			return err
 		}
-		if !mine {
+		if lock.Mine == nil {
+			return notMigrated(lock.SearchPath)
+		}
+		if !*lock.Mine {
 			return nil
 		}
 		var rows []Recorded
-		if err := tx.Raw(`SELECT pos, id, type, restaurant_id, occurred_at, data FROM outbox_events ORDER BY pos LIMIT ?`,
+		if err := tx.Raw(`SELECT pos, id, type, restaurant_id, occurred_at, data, trace_parent, client_id, grant_id, user_id FROM outbox_events ORDER BY pos LIMIT ?`,
 			r.batch()).Scan(&rows).Error; err != nil {
 			return err
 		}
 		if len(rows) == 0 {
 			return nil
 		}
+		linkWriters(span, rows)
 		if err := r.Send(ctx, rows); err != nil {
 			return err
 		}
 		n = len(rows)
 		return tx.Exec(`DELETE FROM outbox_events WHERE pos <= ?`, rows[len(rows)-1].Pos).Error
 	})
+	span.SetAttributes(attribute.Int("outbox.events", n))
 	if err != nil {
+		span.SetStatus(codes.Error, "forwarding failed")
 		return 0, err
 	}
 	return n, nil
+}
+
+var tracer = otel.Tracer("partnerapi.dev/pkg/outbox")
+
+// linkWriters links the relay's span to the trace of each request that
+// recorded one of the events it forwards.
+func linkWriters(span trace.Span, rows []Recorded) {
+	seen := map[string]bool{}
+	for _, e := range rows {
+		if e.TraceParent == nil || seen[*e.TraceParent] {
+			continue
+		}
+		seen[*e.TraceParent] = true
+		sc := trace.SpanContextFromContext(propagation.TraceContext{}.Extract(context.Background(),
+			propagation.MapCarrier{"traceparent": *e.TraceParent}))
+		if sc.IsValid() {
+			span.AddLink(trace.Link{SpanContext: sc})
+		}
+	}
+}
+
+// observeBacklog reports, whenever metrics are collected, how many events
+// wait in the outbox and how old the oldest is: a relay that cannot forward
+// shows as a growing backlog and age.
+func (r *Relay) observeBacklog() (metric.Registration, error) {
+	meter := otel.GetMeterProvider().Meter("partnerapi.dev/pkg/outbox")
+	backlog, err := meter.Int64ObservableGauge("outbox.backlog", metric.WithUnit("{event}"),
+		metric.WithDescription("events recorded and not yet forwarded to the events service"))
+	if err != nil {
+		return nil, err
+	}
+	age, err := meter.Float64ObservableGauge("outbox.oldest.age", metric.WithUnit("s"),
+		metric.WithDescription("age of the oldest event not yet forwarded (0 when none waits)"))
+	if err != nil {
+		return nil, err
+	}
+	return meter.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
+		ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		defer cancel()
+		var row struct {
+			N   int64
+			Age float64
+		}
+		if err := r.DB.WithContext(ctx).Raw(`SELECT count(*) AS n,
+       COALESCE(EXTRACT(EPOCH FROM clock_timestamp() - min(occurred_at)), 0)::float8 AS age FROM outbox_events`).Scan(&row).Error; err != nil {
+			return err
+		}
+		o.ObserveInt64(backlog, row.N)
+		o.ObserveFloat64(age, row.Age)
+		return nil
+	}, backlog, age)
 }
 
 func (r *Relay) batch() int {
@@ -97,6 +183,11 @@ func (r *Relay) Run(ctx context.Context) error {
 	maxBackoff := r.MaxBackoff
 	if maxBackoff <= 0 {
 		maxBackoff = 30 * time.Second
+	}
+	if reg, err := r.observeBacklog(); err != nil {
+		log.Warn("outbox relay: no backlog metrics", "error", err)
+	} else {
+		defer func() { _ = reg.Unregister() }()
 	}
 	wake := make(chan struct{}, 1)
 	go r.listen(ctx, wake, log)
@@ -186,4 +277,10 @@ func (r *Relay) listenOnce(ctx context.Context, wake chan<- struct{}) error {
 			}
 		}
 	})
+}
+
+// notMigrated is the error of a relay whose service's schema (or its outbox)
+// does not exist yet: a pod started before its migration ran.
+func notMigrated(searchPath string) error {
+	return fmt.Errorf("schema %s does not exist yet: the service's migration has not run", strconv.Quote(searchPath))
 }

@@ -38,18 +38,25 @@ type Options struct {
 
 // Setup installs global providers for service and returns them. Traces are
 // recorded and exported over OTLP/HTTP only when OTEL_EXPORTER_OTLP_ENDPOINT
-// (or the traces-specific variable) is set, sampled as OTEL_TRACES_SAMPLER
+// (or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) is set, sampled as OTEL_TRACES_SAMPLER
 // says (default: parent-based, always on); metrics are always on /metrics and
-// also pushed over OTLP when an endpoint is set.
+// also pushed over OTLP when OTEL_EXPORTER_OTLP_ENDPOINT (or
+// OTEL_EXPORTER_OTLP_METRICS_ENDPOINT) is set.
 func Setup(ctx context.Context, service string, opts Options) (*Telemetry, error) {
 	res, err := resource.New(ctx, resource.WithFromEnv(), resource.WithTelemetrySDK(), resource.WithProcessRuntimeName(),
 		resource.WithAttributes(attribute.String("service.name", serviceName(service))))
 	if err != nil {
 		return nil, err
 	}
+	// The signal-specific endpoints export that signal alone.
 	otlp := os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" || os.Getenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") != ""
+	otlpMetrics := os.Getenv("OTEL_EXPORTER_OTLP_ENDPOINT") != "" || os.Getenv("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT") != ""
 
-	tpOpts := []sdktrace.TracerProviderOption{sdktrace.WithResource(res)}
+	sampler, err := envSampler()
+	if err != nil {
+		return nil, err
+	}
+	tpOpts := []sdktrace.TracerProviderOption{sdktrace.WithResource(res), sdktrace.WithSampler(noOrphanClients{sampler})}
 	switch {
 	case opts.SpanExporter != nil:
 		tpOpts = append(tpOpts, sdktrace.WithSyncer(opts.SpanExporter))
@@ -74,7 +81,7 @@ func Setup(ctx context.Context, service string, opts Options) (*Telemetry, error
 		return nil, err
 	}
 	mpOpts := []sdkmetric.Option{sdkmetric.WithResource(res), sdkmetric.WithReader(promExp)}
-	if otlp {
+	if otlpMetrics {
 		mexp, err := otlpmetrichttp.New(ctx)
 		if err != nil {
 			return nil, err

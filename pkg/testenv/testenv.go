@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -179,4 +180,50 @@ func randomHex(n int) string {
 	b := make([]byte, n)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
+}
+
+// RedisCluster starts a Redis Cluster of three masters, each with one
+// replica, for this test (stopped when it ends): a killed master's replica
+// takes over in about two seconds.
+func RedisCluster(t testing.TB) *localinfra.RedisTopology {
+	t.Helper()
+	c, err := localinfra.StartRedisCluster(context.Background(), t.TempDir(), 3, time.Second)
+	if err != nil {
+		t.Fatalf("start a redis cluster: %v", err)
+	}
+	t.Cleanup(c.Stop)
+	return c
+}
+
+// RedisSentinel starts a Redis primary with one replica and three sentinels
+// for this test (stopped when it ends): a killed primary is replaced in a
+// few seconds.
+func RedisSentinel(t testing.TB) *localinfra.RedisTopology {
+	t.Helper()
+	s, err := localinfra.StartRedisSentinel(context.Background(), t.TempDir(), "partnerapi", time.Second)
+	if err != nil {
+		t.Fatalf("start a redis sentinel set: %v", err)
+	}
+	t.Cleanup(s.Stop)
+	return s
+}
+
+// PostgresWithReplica starts a Postgres server of this test's own and a
+// streaming replica of it (stopped when the test ends) and returns their
+// URLs; the replica's replay can be paused with pg_wal_replay_pause().
+func PostgresWithReplica(t testing.TB) (primary, replica string) {
+	t.Helper()
+	ctx := context.Background()
+	dir := t.TempDir()
+	p, err := localinfra.StartPostgres(ctx, localinfra.PostgresOptions{Dir: filepath.Join(dir, "primary")})
+	if err != nil {
+		t.Fatalf("start a primary: %v", err)
+	}
+	t.Cleanup(func() { _ = p.Stop() })
+	r, err := localinfra.StartPostgresReplica(ctx, p.URL, filepath.Join(dir, "replica"))
+	if err != nil {
+		t.Fatalf("start a replica: %v", err)
+	}
+	t.Cleanup(func() { _ = r.Stop() })
+	return p.URL, r.URL
 }

@@ -3,6 +3,7 @@ package testenv_test
 import (
 	"context"
 	"database/sql"
+	"sync"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
@@ -52,4 +53,17 @@ func TestRedis(t *testing.T) {
 	if err := c.Set(context.Background(), t.Name(), "v", 0).Err(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+func TestTogetherRunsEveryFunctionAtOnce(t *testing.T) {
+	const n = 8
+	var started sync.WaitGroup
+	started.Add(n)
+	fns := make([]func(), n)
+	for i := range fns {
+		// Each returns only once all have started: run one after another,
+		// they would never return.
+		fns[i] = func() { started.Done(); started.Wait() }
+	}
+	testenv.Together(fns...)
 }

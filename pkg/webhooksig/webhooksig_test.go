@@ -1,6 +1,7 @@
 package webhooksig_test
 
 import (
+	"errors"
 	"net/http"
 	"strings"
 	"testing"
@@ -61,7 +62,7 @@ func TestVerify(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			if err := webhooksig.Verify(c.secret, c.h, []byte(c.body), c.at); err != c.want {
+			if err := webhooksig.Verify(c.secret, c.h, []byte(c.body), c.at); !errors.Is(err, c.want) {
 				t.Fatalf("Verify: %v, want %v", err, c.want)
 			}
 		})

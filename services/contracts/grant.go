@@ -43,3 +43,23 @@ type GrantOrganization struct {
 	OrganizationID string   `json:"organizationId"`
 	RestaurantIDs  []string `json:"restaurantIds"`
 }
+
+// GrantUsePath takes the gateway's record of use (POST GrantUses): when each
+// grant last authorized a partner request, to the minute. Identity keeps the
+// latest time it has been sent per grant, so a resend or an older batch
+// from another replica changes nothing.
+const GrantUsePath = "/internal/v1/grants/last-used"
+
+// MaxGrantUses bounds one GrantUses call.
+const MaxGrantUses = 10_000
+
+// GrantUses is one batch of the gateway's record of use.
+type GrantUses struct {
+	Uses []GrantUse `json:"uses"`
+}
+
+// GrantUse is the minute in which a grant last authorized a request.
+type GrantUse struct {
+	GrantID string    `json:"grantId"`
+	UsedAt  time.Time `json:"usedAt"`
+}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 
 	"partnerapi.dev/tools/registry"
 )
@@ -30,7 +31,6 @@ type renderCase struct {
 	chart     string   // directory under charts/
 	values    []string // values files relative to the repository root
 	umbrella  bool
-	wantHook  string // helm.sh/hook of every migration Job
 	wantProcs []string
 }
 
@@ -45,14 +45,14 @@ func renderCases() []renderCase {
 			byDefault = append(byDefault, p.Name)
 		}
 		cases = append(cases, renderCase{
-			name: p.Name + "/defaults", chart: p.Name, wantHook: "pre-install,pre-upgrade", wantProcs: []string{p.Name},
+			name: p.Name + "/defaults", chart: p.Name, wantProcs: []string{p.Name},
 		})
 	}
 	cases = append(cases,
-		renderCase{name: "umbrella/defaults", chart: "restaurant-partner-api", umbrella: true, wantHook: "pre-install,pre-upgrade", wantProcs: byDefault},
-		renderCase{name: "umbrella/dev", chart: "restaurant-partner-api", values: []string{"deploy/dev/values.yaml"}, umbrella: true, wantHook: "post-install,pre-upgrade", wantProcs: byDefault},
-		renderCase{name: "umbrella/staging", chart: "restaurant-partner-api", values: []string{"deploy/staging/values.yaml"}, umbrella: true, wantHook: "pre-install,pre-upgrade", wantProcs: all},
-		renderCase{name: "umbrella/prod", chart: "restaurant-partner-api", values: []string{"deploy/prod/values.yaml"}, umbrella: true, wantHook: "pre-install,pre-upgrade", wantProcs: all},
+		renderCase{name: "umbrella/defaults", chart: "restaurant-partner-api", umbrella: true, wantProcs: byDefault},
+		renderCase{name: "umbrella/dev", chart: "restaurant-partner-api", values: []string{"deploy/dev/values.yaml"}, umbrella: true, wantProcs: byDefault},
+		renderCase{name: "umbrella/staging", chart: "restaurant-partner-api", values: []string{"deploy/staging/values.yaml"}, umbrella: true, wantProcs: all},
+		renderCase{name: "umbrella/prod", chart: "restaurant-partner-api", values: []string{"deploy/prod/values.yaml"}, umbrella: true, wantProcs: all},
 	)
 	return cases
 }
@@ -123,26 +123,23 @@ func TestChartsRender(t *testing.T) {
 				}
 			}
 
-			jobs := MigrationJobs(rel)
+			migrations := Migrations(rel)
 			for _, p := range processes {
 				if !slices.Contains(tc.wantProcs, p.Name) {
 					continue
 				}
-				job, ok := jobs[p.Name]
+				m, ok := migrations[p.Name]
 				switch {
 				case !p.Database && ok:
-					t.Errorf("%s has a migration Job %s but no database", p.Name, job.Object.ID())
+					t.Errorf("%s migrates (%s) but has no database", p.Name, m.Object.ID())
 				case p.Database && !ok:
-					t.Errorf("%s has no migration Job (a batch/v1 Job labelled app.kubernetes.io/component=migration)", p.Name)
+					t.Errorf("%s has no migration (an init container %q of its Deployment)", p.Name, MigrationContainer)
 				case p.Database:
-					if job.Hook != tc.wantHook {
-						t.Errorf("%s: helm.sh/hook is %q, want %q", job.Object.ID(), job.Hook, tc.wantHook)
+					if !slices.Equal(m.Container.Args, []string{"migrate"}) {
+						t.Errorf("%s: migration args are %q, want [migrate]", m.Object.ID(), m.Container.Args)
 					}
-					if !slices.Equal(job.Args, []string{"migrate"}) {
-						t.Errorf("%s: container args are %q, want [migrate]", job.Object.ID(), job.Args)
-					}
-					if job.Object.Annotations["helm.sh/hook-delete-policy"] == "" {
-						t.Errorf("%s: no helm.sh/hook-delete-policy: old Jobs would block the next upgrade", job.Object.ID())
+					if m.Container.Image != m.Process.Image || !equality.Semantic.DeepEqual(m.Container.Env, m.Process.Env) || !equality.Semantic.DeepEqual(m.Container.EnvFrom, m.Process.EnvFrom) {
+						t.Errorf("%s: the migration must run the process's image with its environment", m.Object.ID())
 					}
 				}
 			}
@@ -266,6 +263,58 @@ func TestSkaffold(t *testing.T) {
 			t.Fatalf("no skaffold profile %q", env)
 		})
 	}
+	t.Run("profile/local", func(t *testing.T) { checkLocalProfile(t, root, cfg) })
+}
+
+// checkLocalProfile: the local cluster's profile builds every registered process with the
+// custom build that imports into the node (no Docker, no registry), watching the module
+// and the local modules it replaces, and installs the dev values with the local images.
+func checkLocalProfile(t *testing.T, root string, cfg *SkaffoldConfig) {
+	i := slices.IndexFunc(cfg.Profiles, func(p SkaffoldProfile) bool { return p.Name == "local" })
+	if i < 0 {
+		t.Fatal("no skaffold profile \"local\"")
+	}
+	p := cfg.Profiles[i]
+	if p.Build == nil {
+		t.Fatal("profile local has no build section")
+	}
+	if p.Build.Local.Push == nil || *p.Build.Local.Push {
+		t.Error("profile local: want build.local.push: false (images go into the node, not to a registry)")
+	}
+	if len(p.Build.Artifacts) != len(processes) {
+		t.Errorf("profile local: %d artifacts, want one per registered process (%d)", len(p.Build.Artifacts), len(processes))
+	}
+	const script = "tools/cluster/skaffold-build.sh"
+	if !isFile(filepath.Join(root, script)) {
+		t.Errorf("%s does not exist", script)
+	}
+	for _, proc := range processes {
+		j := slices.IndexFunc(p.Build.Artifacts, func(a SkaffoldArtifact) bool { return a.Image == proc.Image() })
+		if j < 0 {
+			t.Errorf("profile local: no artifact builds image %s", proc.Image())
+			continue
+		}
+		a := p.Build.Artifacts[j]
+		if a.Context != "." || a.Custom == nil || a.Custom.BuildCommand != script+" "+proc.Name {
+			t.Errorf("profile local, artifact %s: want context . and custom.buildCommand %q", a.Image, script+" "+proc.Name)
+			continue
+		}
+		for _, dep := range []string{proc.Module, "pkg", "services/contracts"} {
+			if !slices.Contains(a.Custom.Dependencies.Paths, dep) {
+				t.Errorf("profile local, artifact %s: dependencies.paths %v lack %s", a.Image, a.Custom.Dependencies.Paths, dep)
+			}
+		}
+	}
+	want := []any{"deploy/dev/values.yaml", "tools/cluster/local-images.yaml"}
+	for _, patch := range p.Patches {
+		if patch.Path == "/deploy/helm/releases/0/valuesFiles" {
+			if got, ok := patch.Value.([]any); !ok || !slices.Equal(got, want) {
+				t.Errorf("profile local sets valuesFiles to %v, want %v", patch.Value, want)
+			}
+			return
+		}
+	}
+	t.Error("profile local does not patch /deploy/helm/releases/0/valuesFiles")
 }
 
 // checkDockerfile: the build rules of the brief, as text (no docker daemon here). The

@@ -555,26 +555,31 @@ func CheckServiceAccounts(rel *Release) []string {
 	return problems
 }
 
-// MigrationJob is what the checks need to know about a chart's migration Job.
-type MigrationJob struct {
-	Object *Object
-	Hook   string
-	Args   []string
+// Migration is what the checks need to know about a chart's migrations: the init
+// container of its Deployment that runs "<name> migrate" before the process starts.
+type Migration struct {
+	Object    *Object
+	Container corev1.Container
+	// Process is the container it runs before.
+	Process corev1.Container
 }
 
-// MigrationJobs returns the migration Jobs (component "migration") by app.kubernetes.io/name.
-func MigrationJobs(rel *Release) map[string]MigrationJob {
-	out := map[string]MigrationJob{}
+// MigrationContainer names the init container that migrates.
+const MigrationContainer = "migrate"
+
+// Migrations returns the migration init containers by app.kubernetes.io/name.
+func Migrations(rel *Release) map[string]Migration {
+	out := map[string]Migration{}
 	for _, o := range rel.Objects {
-		j, ok := o.Obj.(*batchv1.Job)
-		if !ok || o.Labels["app.kubernetes.io/component"] != "migration" {
+		d, ok := o.Obj.(*appsv1.Deployment)
+		if !ok || len(d.Spec.Template.Spec.Containers) == 0 {
 			continue
 		}
-		var args []string
-		if len(j.Spec.Template.Spec.Containers) > 0 {
-			args = j.Spec.Template.Spec.Containers[0].Args
+		for _, c := range d.Spec.Template.Spec.InitContainers {
+			if c.Name == MigrationContainer {
+				out[o.Labels["app.kubernetes.io/name"]] = Migration{Object: o, Container: c, Process: d.Spec.Template.Spec.Containers[0]}
+			}
 		}
-		out[o.Labels["app.kubernetes.io/name"]] = MigrationJob{Object: o, Hook: o.Annotations["helm.sh/hook"], Args: args}
 	}
 	return out
 }

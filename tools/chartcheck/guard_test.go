@@ -51,16 +51,6 @@ func TestChecksCatchBrokenCharts(t *testing.T) {
 			check: func(r *Release) []string { return CheckSelectors(r, false) }, wantProblem: "matches 0 workloads",
 		},
 		{
-			name: "pdb also selects the migration pods",
-			file: "templates/_pdb.tpl", old: `{{- include "common.selectorLabels" . | nindent 6 }}`, new: "app.kubernetes.io/name: identity",
-			check: func(r *Release) []string { return CheckSelectors(r, false) }, wantProblem: "also matches the pods of [Job/rpa-identity-migrate]",
-		},
-		{
-			name: "migration hook reads the release's own Secret",
-			file: "templates/_migration-job.tpl", old: `(dict "root" . "hook" true)`, new: `(dict "root" . "hook" false)`,
-			check: CheckReferences, wantProblem: "pre-install hook uses Secret/rpa-identity",
-		},
-		{
 			name: "secret referenced but never rendered",
 			file: "templates/_secret.tpl", old: "{{- if .Values.secret.create }}", new: "{{- if false }}",
 			check: CheckReferences, wantProblem: `uses Secret "rpa-identity", which is neither rendered nor listed as external`,

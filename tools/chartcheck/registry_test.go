@@ -77,7 +77,7 @@ func TestChartsFollowRegistry(t *testing.T) {
 				}
 			}
 			for _, q := range processes {
-				if slices.Contains(q.Calls, p.Name) {
+				if slices.Contains(q.Calls, p.Name) || slices.Contains(q.Asks, p.Name) {
 					callers, _ := dig(v, "networkPolicy", "callers").([]any)
 					if !slices.Contains(callers, any(q.Name)) {
 						t.Errorf("networkPolicy.callers %v lacks %s, which calls %s: its NetworkPolicy would refuse it", callers, q.Name, p.Name)

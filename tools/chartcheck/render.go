@@ -94,12 +94,12 @@ func LoadChart(dir string) (*chart.Chart, error) {
 
 // MinKubeVersion is the oldest Kubernetes the charts support (their kubeVersion),
 // used as .Capabilities.KubeVersion when rendering.
-const MinKubeVersion = "v1.27.0"
+const MinKubeVersion = "v1.30.0"
 
 // ClusterCapabilities are the SDK's default capabilities on a MinKubeVersion cluster.
 func ClusterCapabilities() *chartutil.Capabilities {
 	caps := *chartutil.DefaultCapabilities
-	caps.KubeVersion = chartutil.KubeVersion{Version: MinKubeVersion, Major: "1", Minor: "27"}
+	caps.KubeVersion = chartutil.KubeVersion{Version: MinKubeVersion, Major: "1", Minor: "30"}
 	return &caps
 }
 

@@ -17,14 +17,7 @@ type SkaffoldConfig struct {
 	Metadata   struct {
 		Name string `json:"name"`
 	} `json:"metadata"`
-	Build struct {
-		TagPolicy map[string]any `json:"tagPolicy,omitempty"`
-		Local     struct {
-			UseBuildkit bool `json:"useBuildkit,omitempty"`
-			Concurrency int  `json:"concurrency,omitempty"`
-		} `json:"local"`
-		Artifacts []SkaffoldArtifact `json:"artifacts"`
-	} `json:"build"`
+	Build  SkaffoldBuild `json:"build"`
 	Deploy struct {
 		Helm struct {
 			Releases []HelmRelease `json:"releases"`
@@ -37,17 +30,33 @@ type SkaffoldConfig struct {
 		Port         int    `json:"port"`
 		LocalPort    int    `json:"localPort"`
 	} `json:"portForward,omitempty"`
-	Profiles []struct {
-		Name       string `json:"name"`
-		Activation []struct {
-			Command string `json:"command,omitempty"`
-		} `json:"activation,omitempty"`
-		Patches []struct {
-			Op    string `json:"op"`
-			Path  string `json:"path"`
-			Value any    `json:"value"`
-		} `json:"patches"`
-	} `json:"profiles"`
+	Profiles []SkaffoldProfile `json:"profiles"`
+}
+
+// SkaffoldProfile is one profiles entry.
+type SkaffoldProfile struct {
+	Name       string `json:"name"`
+	Activation []struct {
+		Command string `json:"command,omitempty"`
+	} `json:"activation,omitempty"`
+	// Build, when set, takes the place of the top-level build.
+	Build   *SkaffoldBuild `json:"build,omitempty"`
+	Patches []struct {
+		Op    string `json:"op"`
+		Path  string `json:"path"`
+		Value any    `json:"value"`
+	} `json:"patches"`
+}
+
+// SkaffoldBuild is a build section (the top level's or a profile's).
+type SkaffoldBuild struct {
+	TagPolicy map[string]any `json:"tagPolicy,omitempty"`
+	Local     struct {
+		UseBuildkit bool  `json:"useBuildkit,omitempty"`
+		Push        *bool `json:"push,omitempty"`
+		Concurrency int   `json:"concurrency,omitempty"`
+	} `json:"local"`
+	Artifacts []SkaffoldArtifact `json:"artifacts"`
 }
 
 // SkaffoldArtifact is one build.artifacts entry.
@@ -57,7 +66,14 @@ type SkaffoldArtifact struct {
 	Docker  *struct {
 		Dockerfile string            `json:"dockerfile"`
 		BuildArgs  map[string]string `json:"buildArgs,omitempty"`
-	} `json:"docker"`
+	} `json:"docker,omitempty"`
+	Custom *struct {
+		BuildCommand string `json:"buildCommand"`
+		Dependencies struct {
+			Paths  []string `json:"paths"`
+			Ignore []string `json:"ignore,omitempty"`
+		} `json:"dependencies"`
+	} `json:"custom,omitempty"`
 }
 
 // HelmRelease is one deploy.helm.releases entry.

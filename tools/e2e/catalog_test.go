@@ -11,13 +11,14 @@ import (
 	"github.com/google/uuid"
 
 	"partnerapi.dev/pkg/apispec"
-	"partnerapi.dev/tools/loadgen"
+	"partnerapi.dev/services/contracts"
 	"partnerapi.dev/tools/seed"
+	"partnerapi.dev/tools/system"
 )
 
 // call sends a JSON request through the gateway and checks the answer
 // against the API reference.
-func call(t *testing.T, s *loadgen.Stack, method, path, token string, body any) (int, map[string]any) {
+func call(t *testing.T, s *system.Stack, method, path, token string, body any) (int, map[string]any) {
 	t.Helper()
 	var rd io.Reader
 	if body != nil {
@@ -51,8 +52,9 @@ func call(t *testing.T, s *loadgen.Stack, method, path, token string, body any) 
 
 // catalogImport imports the documented café menu into a new draft through
 // the gateway, the catalog import service and the menus service.
-func catalogImport(t *testing.T, sys *loadgen.Stack, restaurant string) {
-	token := allScopesToken(t, buildPartnerctl(t), sys, seed.OwnerEmail)
+func catalogImport(t *testing.T, sys *system.Stack, restaurant string) {
+	partnerctl := buildPartnerctl(t)
+	token := allScopesToken(t, partnerctl, sys, seed.OwnerEmail)
 	base := "/v1/restaurants/" + restaurant + "/catalog-import"
 	raw, err := os.ReadFile("../../services/catalogimport/testdata/cafe.json")
 	if err != nil {
@@ -93,8 +95,29 @@ func catalogImport(t *testing.T, sys *loadgen.Stack, restaurant string) {
 	if m := tgt["menu"].(map[string]any); m["isPosMenu"] != false || m["isOnlineMenu"] != false || m["itemCount"] != float64(5) {
 		t.Fatalf("imported menu %v", m)
 	}
+	// An imported item is on the new draft only: it can be edited there, as
+	// docs/api.md tells a newcomer who needs an editable draft item.
+	ids, _ := applied["ids"].(map[string]any)
+	items, _ := ids["menuItems"].(map[string]any)
+	if len(items) == 0 {
+		t.Fatalf("apply answered no menuItems ids: %v", applied["ids"])
+	}
+	for _, id := range items {
+		itemPath := "/v1/restaurants/" + restaurant + "/menus/" + menu["menuId"].(string) + "/items/" + id.(string)
+		st, draft := call(t, sys, http.MethodGet, itemPath, token, nil)
+		if st != 200 || draft["canEdit"] != true {
+			t.Fatalf("imported item %s: %d %v", id, st, draft)
+		}
+		st, edited := call(t, sys, http.MethodPatch, itemPath, token, map[string]any{"expectedVersion": draft["version"],
+			"changes": map[string]any{"name": "Renamed in the draft"}, "idempotencyKey": uuid.NewString(), "confirmed": true})
+		if st != 200 || edited["item"].(map[string]any)["name"] != "Renamed in the draft" {
+			t.Fatalf("edit imported item %s: %d %v", id, st, edited)
+		}
+		break
+	}
 	// Without the catalog import scope, the gateway refuses.
-	if st, _ := call(t, sys, http.MethodGet, base+"/capabilities", sys.Token, nil); st != 403 {
+	readOnly := scopedToken(t, partnerctl, sys, seed.OwnerEmail, []string{contracts.ScopeRestaurantRead, contracts.ScopeMenuRead})
+	if st, _ := call(t, sys, http.MethodGet, base+"/capabilities", readOnly, nil); st != 403 {
 		t.Fatalf("capabilities without svc.catalog.import.write: %d", st)
 	}
 }

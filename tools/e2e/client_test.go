@@ -17,16 +17,16 @@ import (
 
 	"partnerapi.dev/pkg/apispec"
 	"partnerapi.dev/services/contracts"
-	"partnerapi.dev/tools/loadgen"
 	"partnerapi.dev/tools/partnerclient"
 	"partnerapi.dev/tools/seed"
+	"partnerapi.dev/tools/system"
 )
 
 // generatedClientCalls calls every area of the API through the client
 // oapi-codegen generates from the served document (tools/partnerclient):
 // what the running system answers must decode into the documented types.
 // Areas this deployment does not run answer their documented 503.
-func generatedClientCalls(t *testing.T, sys *loadgen.Stack, restaurant string) {
+func generatedClientCalls(t *testing.T, sys *system.Stack, restaurant string) {
 	ctx := context.Background()
 	partnerctl := buildPartnerctl(t)
 	c := client(t, sys, allScopesToken(t, partnerctl, sys, seed.OwnerEmail))
@@ -88,7 +88,7 @@ func status(r response) int {
 	return r.StatusCode()
 }
 
-func client(t *testing.T, sys *loadgen.Stack, token string) *partnerclient.ClientWithResponses {
+func client(t *testing.T, sys *system.Stack, token string) *partnerclient.ClientWithResponses {
 	t.Helper()
 	c, err := partnerclient.NewClientWithResponses(sys.Gateway, partnerclient.WithRequestEditorFn(func(_ context.Context, r *http.Request) error {
 		r.Header.Set("Authorization", "Bearer "+token)
@@ -114,10 +114,16 @@ func buildPartnerctl(t *testing.T) string {
 
 // allScopesToken gets, through the real OAuth flow (partnerctl), a token of a
 // demo user asking for every scope, so every operation passes the scope check.
-func allScopesToken(t *testing.T, partnerctl string, sys *loadgen.Stack, email string, approve ...string) string {
+func allScopesToken(t *testing.T, partnerctl string, sys *system.Stack, email string, approve ...string) string {
+	t.Helper()
+	return scopedToken(t, partnerctl, sys, email, contracts.ScopeNames(), approve...)
+}
+
+// scopedToken is a token of a demo user asking for scopes.
+func scopedToken(t *testing.T, partnerctl string, sys *system.Stack, email string, scopes []string, approve ...string) string {
 	t.Helper()
 	args := append([]string{"token", "--base-url", sys.Gateway, "--email", email, "--password", seed.DemoPassword,
-		"--client-id", seed.DemoClientID, "--redirect-uri", seed.DemoRedirectURI, "--scope", strings.Join(contracts.ScopeNames(), " "), "--json"}, approve...)
+		"--client-id", seed.DemoClientID, "--redirect-uri", seed.DemoRedirectURI, "--scope", strings.Join(scopes, " "), "--json"}, approve...)
 	out, err := exec.Command(partnerctl, args...).Output()
 	if err != nil {
 		t.Fatalf("partnerctl token for %s: %v", email, err)

@@ -1,6 +1,11 @@
 // Package e2e runs the whole system the way make run does (devstack with the
 // real binaries, real Postgres and Redis, seeded demo data, a token from the
 // real OAuth flow) and checks partner calls through the gateway.
+//
+// With E2E_TARGET naming a JSON file (target), the same tests call a system
+// already running there instead, seeded with the demo data: make test-cluster
+// points them at the release's Services on its local Kubernetes node. Only
+// the telemetry test, which needs processes of its own, is skipped then.
 package e2e
 
 import (
@@ -8,40 +13,95 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"net/http/cookiejar"
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"partnerapi.dev/pkg/apispec"
 	"partnerapi.dev/pkg/testenv"
-	"partnerapi.dev/tools/loadgen"
+	"partnerapi.dev/services/contracts"
 	"partnerapi.dev/tools/seed"
+	"partnerapi.dev/tools/system"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
 
-// binaries builds what the system test runs (loadgen.Build).
+// binaries builds what the system test runs (system.Build).
 func binaries(t *testing.T) string {
 	t.Helper()
 	bin := t.TempDir()
-	if err := loadgen.Build(filepath.Join("..", ".."), bin); err != nil {
+	if err := system.Build(filepath.Join("..", ".."), bin); err != nil {
 		t.Fatal(err)
 	}
 	return bin
 }
 
-func start(t *testing.T) *loadgen.Stack {
+// ratePerMinute is the gateway's partner rate limit the answers must
+// announce: devstack's default, or the target's.
+var ratePerMinute = 60
+
+// target describes a running system (E2E_TARGET): its processes' URLs as in
+// system.Stack (Gateway, Identity, Orders, Public, Internal), the Secrets
+// the tests need (ADMIN_TOKEN) and its gateway's RATE_LIMIT_PER_MINUTE.
+type target struct {
+	system.Stack
+	RateLimitPerMinute int
+}
+
+func start(t *testing.T) *system.Stack {
+	t.Helper()
+	if f := os.Getenv("E2E_TARGET"); f != "" {
+		return startTarget(t, f)
+	}
+	return startWith(t, system.Options{})
+}
+
+// startTarget reads the running system of file and gets its demo tokens through
+// the real OAuth flow, as devstack does: the owner's for every scope of a
+// restaurant boundary, the organization admin's for the organization.
+func startTarget(t *testing.T, file string) *system.Stack {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tg target
+	if err := json.Unmarshal(b, &tg); err != nil || tg.Gateway == "" || tg.RateLimitPerMinute <= 0 {
+		t.Fatalf("E2E_TARGET %s: %v %s", file, err, b)
+	}
+	ratePerMinute = tg.RateLimitPerMinute
+	sys := tg.Stack
+	partnerctl := buildPartnerctl(t)
+	var restaurant []string
+	for _, s := range contracts.ScopeNames() {
+		if s != contracts.ScopeOrganizationRead {
+			restaurant = append(restaurant, s)
+		}
+	}
+	sys.Token = scopedToken(t, partnerctl, &sys, seed.OwnerEmail, restaurant)
+	org := seed.Generator{Seed: 42}.ID("organization/nordic-table")
+	sys.OrgToken = scopedToken(t, partnerctl, &sys, seed.AdminEmail, contracts.ScopeNames(), "--organization", org)
+	return &sys
+}
+
+// startWith starts the system with o's environment (added to this
+// process's) and upstreams.
+func startWith(t *testing.T, o system.Options) *system.Stack {
 	t.Helper()
 	bin := binaries(t)
 	dbURL := testenv.NewDatabase(t, "e2e", func(context.Context, string) error { return nil })
-	env := append(os.Environ(), "DATABASE_URL="+dbURL, "REDIS_URL="+testenv.RedisURL(t))
-	sys, err := loadgen.StartStack(context.Background(), loadgen.StackOptions{Bin: bin, Dir: t.TempDir(), Env: env, Wait: 3 * time.Minute})
+	o.Env = append(append(os.Environ(), "DATABASE_URL="+dbURL, "REDIS_URL="+testenv.RedisURL(t)), o.Env...)
+	o.Bin, o.Dir, o.Wait = bin, t.TempDir(), 3*time.Minute
+	sys, err := system.Start(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +119,7 @@ type answer struct {
 	body   []byte
 }
 
-func get(t *testing.T, s *loadgen.Stack, path, token string) answer {
+func get(t *testing.T, s *system.Stack, path, token string) answer {
 	t.Helper()
 	req, _ := http.NewRequest(http.MethodGet, s.Gateway+path, nil)
 	if token != "" {
@@ -71,7 +131,7 @@ func get(t *testing.T, s *loadgen.Stack, path, token string) answer {
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
-	if resp.Header.Get("X-Request-Id") == "" || resp.Header.Get("RateLimit-Policy") != `"partner";q=60;w=60` {
+	if resp.Header.Get("X-Request-Id") == "" || resp.Header.Get("RateLimit-Policy") != fmt.Sprintf(`"partner";q=%d;w=60`, ratePerMinute) {
 		t.Errorf("GET %s: missing X-Request-Id or RateLimit-Policy: %v", path, resp.Header)
 	}
 	u, _ := url.Parse(path)
@@ -141,6 +201,8 @@ func TestPartnerCallsThroughTheGateway(t *testing.T) {
 	t.Run("every area through the generated client", func(t *testing.T) { generatedClientCalls(t, sys, aalto) })
 
 	t.Run("catalog import", func(t *testing.T) { catalogImport(t, sys, aalto) })
+
+	t.Run("the tokens make run prints", func(t *testing.T) { welcomeTokens(t, sys, aalto) })
 
 	t.Run("outside the grant looks like nothing", func(t *testing.T) {
 		other := get(t, sys, "/v1/restaurants/"+outside+"/orders", sys.Token)
@@ -239,6 +301,10 @@ func TestPartnerCallsThroughTheGateway(t *testing.T) {
 			t.Errorf("100 KB token: %d %s", a.status, a.body)
 		}
 	})
+
+	// Last: its many writes use up the owner's rate limit.
+	t.Run("required and optional fields as documented", func(t *testing.T) { requiredFields(t, sys, aalto) })
+	t.Run("unknown query parameters as documented", func(t *testing.T) { unknownQueryParameters(t, sys, aalto) })
 }
 
 // rawRequest writes request bytes as they are and reads one answer.
@@ -311,4 +377,64 @@ func TestRevokedAccessTokenIsRefusedByTheGateway(t *testing.T) {
 	if a.status != 401 || !strings.Contains(a.header.Get("WWW-Authenticate"), `error="invalid_token"`) {
 		t.Fatalf("revoked token: %d %v %s", a.status, a.header, a.body)
 	}
+	revokeOnTheAccountPage(t, sys)
+}
+
+// revokeOnTheAccountPage: the demo administrator revokes the organization
+// authorization behind ORG_TOKEN on the connected-apps page, through the
+// gateway as a browser would (cookies, CSRF token, forms); the gateway then
+// refuses the token within GRANT_CACHE_TTL.
+func revokeOnTheAccountPage(t *testing.T, sys *system.Stack) {
+	claims, err := system.TokenClaims(sys.OrgToken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := get(t, sys, "/v1/organizations", sys.OrgToken); a.status != 200 {
+		t.Fatalf("ORG_TOKEN before revocation: %d %s", a.status, a.body)
+	}
+	jar, _ := cookiejar.New(nil)
+	browser := &http.Client{Jar: jar}
+	csrf := regexp.MustCompile(`name="csrf_token" value="([^"]+)"`)
+	page := func(method, path string, form url.Values) string {
+		t.Helper()
+		req, _ := http.NewRequest(method, sys.Gateway+path, strings.NewReader(form.Encode()))
+		if form != nil {
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		}
+		resp, err := browser.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != 200 {
+			t.Fatalf("%s %s: %d %s", method, path, resp.StatusCode, b)
+		}
+		return string(b)
+	}
+	confirm := "/account/authorizations/" + claims.GrantID
+	p := page(http.MethodGet, confirm, nil)
+	m := csrf.FindStringSubmatch(p)
+	if m == nil {
+		t.Fatalf("no sign-in form at %s:\n%s", confirm, p)
+	}
+	p = page(http.MethodPost, "/account/sign-in", url.Values{"csrf_token": {m[1]}, "next": {confirm}, "email": {seed.AdminEmail}, "password": {seed.DemoPassword}})
+	if m = csrf.FindStringSubmatch(p); m == nil || !strings.Contains(p, "What stops working") {
+		t.Fatalf("confirmation page after signing in:\n%s", p)
+	}
+	p = page(http.MethodPost, confirm+"/revoke", url.Values{"csrf_token": {m[1]}})
+	if !strings.Contains(p, "Access revoked.") {
+		t.Fatalf("after revoking:\n%s", p)
+	}
+	revoked := time.Now()
+	var a answer
+	for deadline := revoked.Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(time.Second) {
+		if a = get(t, sys, "/v1/organizations", sys.OrgToken); a.status != 200 {
+			break
+		}
+	}
+	if a.status != 403 || !strings.Contains(string(a.body), "revoked") {
+		t.Fatalf("ORG_TOKEN after revoking on the account page: %d %s", a.status, a.body)
+	}
+	t.Logf("the gateway refused ORG_TOKEN %v after the revocation", time.Since(revoked).Round(100*time.Millisecond))
 }

@@ -86,33 +86,39 @@ func Binaries(ctx context.Context, log io.Writer) (string, error) {
 	if Cached() {
 		return dir, nil
 	}
+	err = buildMissing(ctx, dir, log, []string{Etcd, KubeAPIServer}, func(ctx context.Context, name, target string, log io.Writer) error {
+		if name == Etcd {
+			return buildEtcd(ctx, target, log)
+		}
+		return buildKubeAPIServer(ctx, target, log)
+	})
+	return dir, err
+}
+
+// buildMissing builds into dir, under its lock file, each of names that is not an
+// executable there yet (another process may have built it while we waited for the lock).
+func buildMissing(ctx context.Context, dir string, log io.Writer, names []string, build func(ctx context.Context, name, target string, log io.Writer) error) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", fmt.Errorf("envtest cache: %w", err)
+		return fmt.Errorf("envtest cache: %w", err)
 	}
-	unlock, err := lockFile(ctx, filepath.Join(dir, ".lock"), log)
+	unlock, err := LockFile(ctx, filepath.Join(dir, ".lock"), log)
 	if err != nil {
-		return "", err
+		return err
 	}
 	defer unlock()
-	for _, b := range []struct {
-		name  string
-		build func(context.Context, string, io.Writer) error
-	}{
-		{Etcd, buildEtcd},
-		{KubeAPIServer, buildKubeAPIServer},
-	} {
-		target := filepath.Join(dir, b.name)
-		if executable(target) { // built by someone else while we waited for the lock
+	for _, name := range names {
+		target := filepath.Join(dir, name)
+		if executable(target) {
 			continue
 		}
 		start := time.Now()
-		fmt.Fprintf(log, "envtest: building %s into %s (first use only; kube-apiserver takes several minutes)\n", b.name, dir)
-		if err := b.build(ctx, target, log); err != nil {
-			return "", fmt.Errorf("envtest: build %s: %w", b.name, err)
+		fmt.Fprintf(log, "envtest: building %s into %s (first use only; the Kubernetes components take minutes each)\n", name, dir)
+		if err := build(ctx, name, target, log); err != nil {
+			return fmt.Errorf("envtest: build %s: %w", name, err)
 		}
-		fmt.Fprintf(log, "envtest: built %s in %s\n", b.name, time.Since(start).Round(time.Second))
+		fmt.Fprintf(log, "envtest: built %s in %s\n", name, time.Since(start).Round(time.Second))
 	}
-	return dir, nil
+	return nil
 }
 
 // KubeAPIServerGoMod is the go.mod of the throwaway module kube-apiserver is built in.
@@ -174,7 +180,7 @@ func buildEtcd(ctx context.Context, target string, log io.Writer) error {
 	if err != nil {
 		return err
 	}
-	return buildInTempModule(ctx, target, log, map[string]string{
+	return BuildInTempModule(ctx, target, log, map[string]string{
 		"go.mod":  gomod,
 		"main.go": etcdMain,
 	}, ".", "")
@@ -191,14 +197,10 @@ func buildKubeAPIServer(ctx context.Context, target string, log io.Writer) error
 	if err != nil {
 		return err
 	}
-	minor := strings.Split(strings.TrimPrefix(KubernetesVersion, "v"), ".")[1]
-	ldflags := "-X k8s.io/component-base/version.gitVersion=" + KubernetesVersion +
-		" -X k8s.io/component-base/version.gitMajor=1" +
-		" -X k8s.io/component-base/version.gitMinor=" + minor
-	return buildInTempModule(ctx, target, log, map[string]string{
+	return BuildInTempModule(ctx, target, log, map[string]string{
 		"go.mod":   gomod,
 		"tools.go": kubeAPIServerDeps,
-	}, "k8s.io/kubernetes/cmd/kube-apiserver", ldflags)
+	}, "k8s.io/kubernetes/cmd/kube-apiserver", kubernetesLdflags())
 }
 
 var stagingReplace = regexp.MustCompile(`^\s*(?:replace\s+)?(k8s\.io/[^\s]+)\s+=>\s+\./staging/`)
@@ -243,9 +245,10 @@ func kubernetesStagingModules(ctx context.Context, log io.Writer) ([]string, err
 	return mods, nil
 }
 
-// buildInTempModule writes files into a temporary module, tidies it and builds pkg into
-// target (atomically: a half-written binary is never left in the cache).
-func buildInTempModule(ctx context.Context, target string, log io.Writer, files map[string]string, pkg, ldflags string) error {
+// BuildInTempModule writes files into a temporary module, tidies it and builds pkg into
+// target (atomically: a half-written binary is never left in the cache), through the
+// Go module proxy: how every tool binary the tests run is built and cached by version.
+func BuildInTempModule(ctx context.Context, target string, log io.Writer, files map[string]string, pkg, ldflags string) error {
 	tmp, err := os.MkdirTemp("", "envtest-build-")
 	if err != nil {
 		return err
@@ -363,4 +366,34 @@ func execTemplate(text string, data any) (string, error) {
 		return "", err
 	}
 	return b.String(), nil
+}
+
+// ToolDir is where a tool built from the Go module proxy at version is cached:
+// ${XDG_CACHE_HOME:-$HOME/.cache}/partnerapi/<name>/<version>.
+func ToolDir(name, version string) (string, error) {
+	c := os.Getenv("XDG_CACHE_HOME")
+	if c == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "", fmt.Errorf("%s cache: no XDG_CACHE_HOME and no home directory: %w", name, err)
+		}
+		c = filepath.Join(home, ".cache")
+	}
+	return filepath.Join(c, "partnerapi", name, version), nil
+}
+
+// BuildTool returns dir/name, first building pkg in a throwaway module of files into it
+// (under dir's lock, once; ldflags beside -s -w) when it is not there yet.
+func BuildTool(ctx context.Context, dir, name string, log io.Writer, files map[string]string, pkg, ldflags string) (string, error) {
+	if log == nil {
+		log = os.Stderr
+	}
+	target := filepath.Join(dir, name)
+	if executable(target) {
+		return target, nil
+	}
+	err := buildMissing(ctx, dir, log, []string{name}, func(ctx context.Context, _, target string, log io.Writer) error {
+		return BuildInTempModule(ctx, target, log, files, pkg, ldflags)
+	})
+	return target, err
 }

@@ -7,6 +7,6 @@ import (
 	"io"
 )
 
-// lockFile is a no-op where flock is not available: concurrent first builds then
+// LockFile is a no-op where flock is not available: concurrent first builds then
 // both build, and the atomic rename keeps the cache consistent.
-func lockFile(context.Context, string, io.Writer) (func(), error) { return func() {}, nil }
+func LockFile(context.Context, string, io.Writer) (func(), error) { return func() {}, nil }

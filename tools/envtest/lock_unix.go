@@ -11,9 +11,9 @@ import (
 	"time"
 )
 
-// lockFile takes an exclusive flock on path, waiting (and saying so) while another
+// LockFile takes an exclusive flock on path, waiting (and saying so) while another
 // process builds. The lock goes away with the process, so a killed build never wedges it.
-func lockFile(ctx context.Context, path string, log io.Writer) (func(), error) {
+func LockFile(ctx context.Context, path string, log io.Writer) (func(), error) {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("envtest lock: %w", err)

@@ -1,3 +1,6 @@
+// Package loadgen holds what the load tests behind make bench and make
+// bench-orders share besides the running system (package system): nginx as
+// a reference proxy, vegeta runs, latency quantiles and the machine's load.
 package loadgen
 
 import (

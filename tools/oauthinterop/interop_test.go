@@ -16,9 +16,9 @@ import (
 	"golang.org/x/oauth2"
 
 	"partnerapi.dev/pkg/testenv"
-	"partnerapi.dev/tools/loadgen"
 	"partnerapi.dev/tools/npmci"
 	"partnerapi.dev/tools/seed"
+	"partnerapi.dev/tools/system"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -47,7 +47,7 @@ func TestPartnerLibrariesRunTheWholeFlow(t *testing.T) {
 	})
 }
 
-func goOAuth2(t *testing.T, sys *loadgen.Stack, partnerctl string) {
+func goOAuth2(t *testing.T, sys *system.Stack, partnerctl string) {
 	ctx := context.Background()
 	var md struct {
 		Issuer        string `json:"issuer"`
@@ -135,21 +135,21 @@ func stderr(err error) string {
 	return ""
 }
 
-// binaries builds what the system test runs (loadgen.Build).
+// binaries builds what the system test runs (system.Build).
 func binaries(t *testing.T) string {
 	t.Helper()
 	bin := t.TempDir()
-	if err := loadgen.Build(filepath.Join("..", ".."), bin); err != nil {
+	if err := system.Build(filepath.Join("..", ".."), bin); err != nil {
 		t.Fatal(err)
 	}
 	return bin
 }
 
-func start(t *testing.T, bin string) *loadgen.Stack {
+func start(t *testing.T, bin string) *system.Stack {
 	t.Helper()
 	dbURL := testenv.NewDatabase(t, "oauthinterop", func(context.Context, string) error { return nil })
 	env := append(os.Environ(), "DATABASE_URL="+dbURL, "REDIS_URL="+testenv.RedisURL(t))
-	sys, err := loadgen.StartStack(context.Background(), loadgen.StackOptions{Bin: bin, Dir: t.TempDir(), Env: env, Wait: 3 * time.Minute})
+	sys, err := system.Start(context.Background(), system.Options{Bin: bin, Dir: t.TempDir(), Env: env, Wait: 3 * time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -62,7 +62,7 @@ type Process struct {
 	Port         int `json:"port"`
 	InternalPort int `json:"internalPort"`
 	// Database: it owns a Postgres schema, reads DATABASE_URL and has a
-	// "migrate" subcommand (the chart's migration Job).
+	// "migrate" subcommand (the init container of its chart's Deployment).
 	Database bool `json:"database,omitempty"`
 	// Redis: it reads REDIS_URL.
 	Redis bool `json:"redis,omitempty"`
@@ -79,6 +79,12 @@ type Process struct {
 	// each declared before it and an upstream: it reads each one's base URL
 	// from that process's upstream URL variable (calls ["menus"]: MENUS_URL).
 	Calls []string `json:"calls,omitempty"`
+	// Asks names processes it calls for what it can do without (identity
+	// asks events for the connected-apps page's activity, and its outbox
+	// waits for events to forward revocations): upstreams too,
+	// read from their URL variable like calls, but in any start order, so
+	// two processes may reach each other.
+	Asks []string `json:"asks,omitempty"`
 	// Secrets are the secret environment variables it needs besides
 	// DATABASE_URL and REDIS_URL.
 	Secrets []string `json:"secrets"`
@@ -180,10 +186,10 @@ func (r Registry) Upstreams() []Process {
 	return out
 }
 
-// Callees are the processes p calls, in p's order.
+// Callees are the processes p calls or asks, in p's order.
 func (r Registry) Callees(p Process) []Process {
 	var out []Process
-	for _, name := range p.Calls {
+	for _, name := range slices.Concat(p.Calls, p.Asks) {
 		if c, ok := r.Get(name); ok {
 			out = append(out, c)
 		}
@@ -299,6 +305,15 @@ func (r Registry) validate() error {
 				bad("%s: calls %q, which is not an upstream: its URL variable is its upstream's urlEnv", id, name)
 			case p.Gateway:
 				bad("%s: the gateway reaches its upstreams through upstream, not calls", id)
+			}
+		}
+		for _, name := range p.Asks {
+			callee, declared := r.Get(name)
+			switch {
+			case !declared || name == p.Name || slices.Contains(p.Calls, name):
+				bad("%s: asks %q, which is not another declared process it does not already call", id, name)
+			case callee.Upstream == nil || callee.Gateway || callee.Kubernetes:
+				bad("%s: asks %q, which is not an upstream: its URL variable is its upstream's urlEnv", id, name)
 			}
 		}
 		if !slices.Contains(p.Secrets, InternalContextKeys) {

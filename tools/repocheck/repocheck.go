@@ -1,18 +1,26 @@
 // Package repocheck holds checks on the repository itself: what git tracks
-// must be source, never build output.
+// must be source, never build output. Generated source is source: it is
+// committed so that a clone builds, and the size limit does not apply to a
+// file that carries Go's generated-code header.
 package repocheck
 
 import (
+	"bufio"
 	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 )
 
-// MaxTrackedSize is the largest file the repository may track.
+// MaxTrackedSize is the largest file the repository may track, unless it is
+// generated (Generated).
 const MaxTrackedSize = 1 << 20
+
+// generatedHeader is Go's marker of generated code (go.dev/s/generatedcode).
+var generatedHeader = regexp.MustCompile(`^// Code generated .* DO NOT EDIT\.$`)
 
 // executableMagic are the leading bytes of compiled executables and objects:
 // ELF, Mach-O (both byte orders, 32 and 64 bit, universal), PE/COFF.
@@ -55,9 +63,6 @@ func check(path string) (string, error) {
 	if err != nil || !st.Mode().IsRegular() {
 		return "", err
 	}
-	if st.Size() > MaxTrackedSize {
-		return fmt.Sprintf("%d bytes, over the %d-byte limit for tracked files", st.Size(), MaxTrackedSize), nil
-	}
 	f, err := os.Open(path)
 	if err != nil {
 		return "", err
@@ -70,5 +75,31 @@ func check(path string) (string, error) {
 			return "a compiled binary; build output belongs in an ignored folder", nil
 		}
 	}
+	if st.Size() > MaxTrackedSize {
+		if _, err := f.Seek(0, 0); err != nil {
+			return "", err
+		}
+		if !Generated(f) {
+			return fmt.Sprintf("%d bytes, over the %d-byte limit for tracked files (only generated Go source, with its \"// Code generated ... DO NOT EDIT.\" header, may be larger)", st.Size(), MaxTrackedSize), nil
+		}
+	}
 	return "", nil
+}
+
+// Generated tells whether a file is generated Go source: a line of its
+// leading comments (before the package clause) is the header
+// "// Code generated ... DO NOT EDIT.".
+func Generated(f *os.File) bool {
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := strings.TrimRight(sc.Text(), "\r")
+		switch {
+		case generatedHeader.MatchString(line):
+			return true
+		case line == "" || strings.HasPrefix(line, "//"):
+		default:
+			return false
+		}
+	}
+	return false
 }

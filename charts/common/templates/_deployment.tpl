@@ -49,11 +49,54 @@ spec:
       terminationGracePeriodSeconds: {{ .Values.terminationGracePeriodSeconds }}
       securityContext:
         {{- include "common.podSecurityContext" . | nindent 8 }}
+      {{- if (.Values.migration).enabled }}
+      {{- /*
+      "<name> migrate" before the process starts, in every pod: idempotent and
+      advisory-locked, so replicas starting together migrate once and the others find the
+      schema current. A rollout's first new pod migrates while the old pods keep serving
+      (migrations stay compatible with the previous release), and a failing migration
+      stops the rollout there. Unlike a Helm hook it needs no copy of the Secrets and
+      waits for nothing the release creates itself (the dev Postgres), so
+      `helm install --wait` and `helm upgrade --wait` finish.
+      */}}
+      initContainers:
+        - name: migrate
+          image: {{ include "common.image" . }}
+          imagePullPolicy: {{ .Values.image.pullPolicy }}
+          args: ["migrate"]
+          envFrom:
+            - configMapRef:
+                name: {{ include "common.fullname" . }}
+          env:
+            {{- include "common.secretEnv" . | nindent 12 }}
+            {{- with .Values.extraEnv }}
+            {{- toYaml . | nindent 12 }}
+            {{- end }}
+          resources:
+            {{- toYaml .Values.migration.resources | nindent 12 }}
+          securityContext:
+            {{- include "common.containerSecurityContext" . | nindent 12 }}
+          volumeMounts:
+            - name: tmp
+              mountPath: /tmp
+      {{- end }}
       containers:
         - name: {{ .Chart.Name }}
           image: {{ include "common.image" . }}
           imagePullPolicy: {{ .Values.image.pullPolicy }}
           args: ["serve"]
+          {{- /*
+          On termination the pod leaves the Service's endpoints while the process still
+          serves: kube-proxy and the callers' keep-alive connections catch up during the
+          sleep, then the process drains. Without it, a rolling restart answered 503s
+          through the gateway (connections refused by the stopped pod). 0 turns it off.
+          */}}
+          {{- with .Values.preStopSleepSeconds }}
+          lifecycle:
+            preStop:
+              sleep:
+                seconds: {{ . }}
+          {{- end }}
           ports:
             - name: http
               containerPort: {{ .Values.containerPort }}
@@ -65,7 +108,7 @@ spec:
             - configMapRef:
                 name: {{ include "common.fullname" . }}
           env:
-            {{- include "common.secretEnv" (dict "root" . "hook" false) | nindent 12 }}
+            {{- include "common.secretEnv" . | nindent 12 }}
             {{- with .Values.extraEnv }}
             {{- toYaml . | nindent 12 }}
             {{- end }}

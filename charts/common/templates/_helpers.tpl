@@ -75,11 +75,6 @@ imagePullSecrets:
 {{- end }}
 {{- end }}
 
-{{/* The short-lived hook Secret the migration Job reads while chart-created Secrets do not exist yet. */}}
-{{- define "common.migrationSecretName" -}}
-{{- printf "%s-migrate" (include "common.fullname" .) | trunc 63 | trimSuffix "-" }}
-{{- end }}
-
 {{/* true when INTERNAL_CONTEXT_KEYS lives in this chart's own Secret. */}}
 {{- define "common.internalContextInOwnSecret" -}}
 {{- if not (or .Values.global.internalContext.create .Values.global.internalContext.existingSecret) }}true{{ end }}
@@ -98,28 +93,30 @@ INTERNAL_HTTP_ADDR: {{ printf ":%v" .Values.internal.containerPort | quote }}
 {{- end }}
 {{- end }}
 
-{{/*
-Secret environment of the process. Called with (dict "root" $ "hook" bool): the hook
-variant reads chart-created values from the migration hook Secret, because pre-install
-hooks run before the release's own Secrets exist.
-*/}}
+{{/* Secret environment of the process: each secret key, each optional key the Secret may hold, and INTERNAL_CONTEXT_KEYS. */}}
 {{- define "common.secretEnv" -}}
-{{- $root := .root -}}
-{{- $own := include "common.secretName" $root -}}
-{{- if and .hook $root.Values.secret.create }}{{ $own = include "common.migrationSecretName" $root }}{{ end -}}
-{{- range $root.Values.secret.keys }}
+{{- $own := include "common.secretName" . -}}
+{{- range .Values.secret.keys }}
 - name: {{ . }}
   valueFrom:
     secretKeyRef:
       name: {{ $own }}
       key: {{ . }}
 {{- end }}
-{{- $ic := $root.Values.global.internalContext }}
+{{- range .Values.secret.optionalKeys }}
+- name: {{ . }}
+  valueFrom:
+    secretKeyRef:
+      name: {{ $own }}
+      key: {{ . }}
+      optional: true
+{{- end }}
+{{- $ic := .Values.global.internalContext }}
 - name: INTERNAL_CONTEXT_KEYS
   valueFrom:
     secretKeyRef:
 {{- if $ic.create }}
-      name: {{ ternary (include "common.migrationSecretName" $root) (printf "%s-internal-context" $root.Release.Name) .hook }}
+      name: {{ printf "%s-internal-context" .Release.Name }}
       key: INTERNAL_CONTEXT_KEYS
 {{- else if $ic.existingSecret }}
       name: {{ $ic.existingSecret }}

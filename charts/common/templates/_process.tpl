@@ -17,8 +17,6 @@ publicFromAnywhere is true only for the gateway (see common.networkPolicy).
   (include "common.hpa" $root)
   (include "common.pdb" $root)
   (include "common.networkPolicy" .)
-  (include "common.migrationSecret" $root)
-  (include "common.migrationJob" $root)
 -}}
 {{- range $docs }}
 {{- if trim . }}

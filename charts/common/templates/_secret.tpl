@@ -12,6 +12,12 @@ stringData:
   {{- range .Values.secret.keys }}
   {{ . }}: {{ tpl (toString (index $.Values.secret.values . | default "")) $ | quote }}
   {{- end }}
+  {{- range .Values.secret.optionalKeys }}
+  {{- $v := tpl (toString (index $.Values.secret.values . | default "")) $ }}
+  {{- if $v }}
+  {{ . }}: {{ $v | quote }}
+  {{- end }}
+  {{- end }}
   {{- if include "common.internalContextInOwnSecret" . }}
   INTERNAL_CONTEXT_KEYS: {{ .Values.secret.values.INTERNAL_CONTEXT_KEYS | default "" | quote }}
   {{- end }}

@@ -27,3 +27,29 @@ runAsNonRoot: true
 capabilities:
   drop: ["ALL"]
 {{- end }}
+
+{{/* NetworkPolicy of a dev data store: its port admits the pods of this release alone
+(the processes and their migrate init containers), nothing from outside the release.
+Called with (dict "root" $ "name" "postgresql" "component" "database" "version" "17" "port" "postgres"). */}}
+{{- define "rpa.storeNetworkPolicy" -}}
+apiVersion: networking.k8s.io/v1
+kind: NetworkPolicy
+metadata:
+  name: {{ printf "%s-%s" .root.Release.Name .name | trunc 63 | trimSuffix "-" }}
+  labels:
+    {{- include "rpa.labels" . | nindent 4 }}
+spec:
+  podSelector:
+    matchLabels:
+      {{- include "rpa.selectorLabels" . | nindent 6 }}
+  policyTypes:
+    - Ingress
+  ingress:
+    - from:
+        - podSelector:
+            matchLabels:
+              app.kubernetes.io/instance: {{ .root.Release.Name }}
+      ports:
+        - port: {{ .port }}
+          protocol: TCP
+{{- end }}

@@ -7,12 +7,14 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
 	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"partnerapi.dev/gateway/internal/config"
+	"partnerapi.dev/gateway/internal/grants"
 	"partnerapi.dev/gateway/internal/server"
 	pkgconfig "partnerapi.dev/pkg/config"
 	"partnerapi.dev/pkg/lifecycle"
@@ -27,8 +29,12 @@ func run(ctx context.Context, args []string) error {
 	if len(args) > 0 {
 		cmd = args[0]
 	}
-	if cmd != "serve" {
-		return fmt.Errorf("unknown command %q: the gateway only has \"serve\"", cmd)
+	switch cmd {
+	case "serve":
+	case pkgconfig.CheckCommand:
+		return pkgconfig.Check(ctx, &config.Config{}, os.Stdout)
+	default:
+		return fmt.Errorf("unknown command %q: use serve or check-config", cmd)
 	}
 	var cfg config.Config
 	if err := pkgconfig.Load(ctx, &cfg); err != nil {
@@ -43,11 +49,13 @@ func run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	app, g, err := server.New(cfg, server.Deps{Redis: rdb})
+	app, g, err := server.New(cfg, server.Deps{Redis: rdb, RateLimitPrefix: cfg.RateLimitKeyPrefix})
 	if err != nil {
 		return err
 	}
+	usage := lifecycle.Go(ctx, "grant use", func(ctx context.Context) { g.Usage().Run(ctx, grants.UsageInterval) })
 	return lifecycle.Serve(ctx, []lifecycle.Listener{{App: app, Addr: cfg.HTTPAddr}, {App: g.Internal(tel.Handler()), Addr: cfg.InternalHTTPAddr}},
+		usage,
 		lifecycle.Closer{Name: "redis", Fn: func(context.Context) error { return rdb.Close() }},
 		lifecycle.Closer{Name: "telemetry", Fn: tel.Shutdown},
 	)

@@ -2,6 +2,7 @@ package access_test
 
 import (
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -149,8 +150,8 @@ func TestDecide(t *testing.T) {
 				}
 				return
 			}
-			r, ok := err.(*access.Refusal)
-			if !ok || r.Kind != tc.kind || !strings.Contains(r.Description, tc.describes) || tc.scopes != "" && strings.Join(r.Scopes, " ") != tc.scopes {
+			var r *access.Refusal
+			if !errors.As(err, &r) || r.Kind != tc.kind || !strings.Contains(r.Description, tc.describes) || tc.scopes != "" && strings.Join(r.Scopes, " ") != tc.scopes {
 				t.Fatalf("got %#v, want kind %d naming %q and scopes %q", err, tc.kind, tc.describes, tc.scopes)
 			}
 		})

@@ -17,6 +17,8 @@ import (
 
 	"github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/propagation"
 )
 
 // Leeway is the clock skew tolerated on exp, nbf and iat.
@@ -220,7 +222,7 @@ func (v *Verifier) key(ctx context.Context, kid, alg string) (jose.JSONWebKey, e
 	if v.keys == nil || now.Sub(v.lastTry) >= v.opts.RefetchInterval {
 		v.lastTry = now
 		if err := v.fetch(ctx); err != nil {
-			slog.Warn("fetching the JWKS failed", "error", err)
+			slog.WarnContext(ctx, "fetching the JWKS failed", "error", err)
 			if v.keys == nil {
 				return jose.JSONWebKey{}, ErrKeysUnavailable
 			}
@@ -259,6 +261,7 @@ func (v *Verifier) fetch(ctx context.Context) error {
 		return err
 	}
 	req.Header.Set("Accept", "application/json")
+	otel.GetTextMapPropagator().Inject(ctx, propagation.HeaderCarrier(req.Header))
 	resp, err := v.opts.Client.Do(req)
 	if err != nil {
 		return err
@@ -291,6 +294,7 @@ func (v *Verifier) Ping(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	otel.GetTextMapPropagator().Inject(ctx, propagation.HeaderCarrier(req.Header))
 	resp, err := v.opts.Client.Do(req)
 	if err != nil {
 		return err

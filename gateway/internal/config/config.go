@@ -36,6 +36,9 @@ type Config struct {
 
 	RateLimitPerMinute       int `env:"RATE_LIMIT_PER_MINUTE, default=60"`
 	UnauthRateLimitPerMinute int `env:"UNAUTH_RATE_LIMIT_PER_MINUTE, default=300"`
+	// RateLimitKeyPrefix starts the limiter's Redis keys, so deployments
+	// (or test stacks) sharing one Redis keep their counts apart.
+	RateLimitKeyPrefix string `env:"RATE_LIMIT_KEY_PREFIX, default=gateway:rl:"`
 
 	GrantCacheTTL          time.Duration `env:"GRANT_CACHE_TTL, default=5s"`
 	GrantNegativeCacheTTL  time.Duration `env:"GRANT_NEGATIVE_CACHE_TTL, default=2s"`

@@ -188,7 +188,7 @@ func (c headerCarrier) Keys() []string {
 func (u *Upstream) Forward(c *fiber.Ctx, r Request) error {
 	ctx, span := u.tracer.Start(c.UserContext(), "proxy "+u.Name,
 		trace.WithSpanKind(trace.SpanKindClient),
-		trace.WithAttributes(attribute.String("http.request.method", c.Method()), attribute.String("peer.service", u.Name)))
+		trace.WithAttributes(attribute.String("http.request.method", string([]byte(c.Method()))), attribute.String("peer.service", u.Name)))
 	defer span.End()
 
 	in := &c.Request().Header

@@ -70,7 +70,7 @@ func ceilSeconds(d time.Duration, min int) int {
 
 // Limiter counts requests against policies.
 type Limiter struct {
-	rdb    *redis.Client
+	rdb    redis.UniversalClient
 	redis  *redis_rate.Limiter
 	prefix string
 	local  *localGCRA
@@ -96,7 +96,7 @@ type Limiter struct {
 }
 
 // New returns a limiter over rdb; keys start with prefix.
-func New(rdb *redis.Client, prefix string) *Limiter {
+func New(rdb redis.UniversalClient, prefix string) *Limiter {
 	counter, _ := otel.Meter("partnerapi.dev/gateway/ratelimit").Int64Counter("gateway.ratelimit.fallback",
 		metric.WithDescription("Requests counted by the in-process limiter because Redis was unreachable or gave an unreadable answer."))
 	l := &Limiter{prefix: prefix, local: newLocalGCRA(), fallbacks: counter, room: map[policyKey]headroom{}, flights: map[policyKey]*batch{}}
@@ -234,7 +234,7 @@ func (l *Limiter) allow(ctx context.Context, p Policy, key string, ds []Decision
 			return
 		}
 		if l.down.CompareAndSwap(false, true) {
-			go l.probe()
+			go l.probe() //nolint:gosec // G118: the probe outlives the request that found Redis down; it ends when Redis answers or the client closes
 		}
 		if last := l.lastLog.Load(); now.UnixNano()-last > int64(10*time.Second) && l.lastLog.CompareAndSwap(last, now.UnixNano()) {
 			slog.Warn("rate limiting falls back to the in-process limiter: no usable answer from Redis", "error", err)
@@ -266,7 +266,7 @@ func (l *Limiter) probe() {
 	t := time.NewTicker(probeInterval)
 	defer t.Stop()
 	for range t.C {
-		err := l.rdb.Ping(context.Background()).Err()
+		err := ping(context.Background(), l.rdb)
 		if err == nil {
 			l.down.Store(false)
 			slog.Info("rate limiting counts in Redis again")
@@ -276,6 +276,19 @@ func (l *Limiter) probe() {
 			return
 		}
 	}
+}
+
+// ping checks that Redis answers. On a Cluster a plain PING reaches one
+// node at random, and the client keeps routing a slot to a dead master
+// until it reloads the slot map (every few seconds, lazily): the probe
+// reloads the map and pings every master in it, so requests go back to
+// Redis once each slot has a master that answers, the promoted replica
+// after a failover.
+func ping(ctx context.Context, rdb redis.UniversalClient) error {
+	if c, ok := rdb.(*redis.ClusterClient); ok {
+		return c.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error { return m.Ping(ctx).Err() })
+	}
+	return rdb.Ping(ctx).Err()
 }
 
 // Fallbacks is for tests: whether Redis is currently bypassed.

@@ -67,6 +67,10 @@ type identity struct {
 	grants map[string]*contracts.Grant
 	calls  map[string]int
 	last   *http.Request
+	// uses is the record of use the gateway sent, by grant; down refuses
+	// it with 503.
+	uses map[string]time.Time
+	down bool
 }
 
 func newIdentity(t testing.TB) *identity {
@@ -75,7 +79,7 @@ func newIdentity(t testing.TB) *identity {
 		t.Fatal(err)
 	}
 	keys, _ := internalctx.ParseKeys("k1:" + keySecret)
-	id := &identity{t: t, key: key, kid: "es-1", keys: keys, grants: map[string]*contracts.Grant{}, calls: map[string]int{}}
+	id := &identity{t: t, key: key, kid: "es-1", keys: keys, grants: map[string]*contracts.Grant{}, calls: map[string]int{}, uses: map[string]time.Time{}}
 	id.srv = httptest.NewServer(http.HandlerFunc(id.serve))
 	t.Cleanup(id.srv.Close)
 	return id
@@ -90,6 +94,22 @@ func (id *identity) serve(w http.ResponseWriter, r *http.Request) {
 	case r.URL.Path == "/oauth2/jwks":
 		set := jose.JSONWebKeySet{Keys: []jose.JSONWebKey{{Key: &id.key.PublicKey, KeyID: id.kid, Algorithm: "ES256", Use: "sig"}}}
 		_ = json.NewEncoder(w).Encode(set)
+	case r.URL.Path == contracts.GrantUsePath && r.Method == http.MethodPost:
+		var in contracts.GrantUses
+		if _, err := id.keys.Verify(r.Header.Get(internalctx.Header)); err != nil || json.NewDecoder(r.Body).Decode(&in) != nil {
+			w.WriteHeader(401)
+			return
+		}
+		id.mu.Lock()
+		defer id.mu.Unlock()
+		if id.down {
+			w.WriteHeader(503)
+			return
+		}
+		for _, u := range in.Uses {
+			id.uses[u.GrantID] = u.UsedAt
+		}
+		w.WriteHeader(http.StatusNoContent)
 	case strings.HasPrefix(r.URL.Path, "/internal/v1/grants/"):
 		ic, err := id.keys.Verify(r.Header.Get(internalctx.Header))
 		gid := strings.TrimPrefix(r.URL.Path, "/internal/v1/grants/")
@@ -111,7 +131,7 @@ func (id *identity) serve(w http.ResponseWriter, r *http.Request) {
 		http.SetCookie(w, &http.Cookie{Name: "session", Value: "s1", Path: "/", HttpOnly: true})
 		w.Header().Set("Location", "https://partner.example/cb?code=abc&state="+string(body))
 		w.WriteHeader(http.StatusFound)
-	case strings.HasPrefix(r.URL.Path, "/oauth2/") || r.URL.Path == "/.well-known/oauth-authorization-server":
+	case strings.HasPrefix(r.URL.Path, "/oauth2/") || r.URL.Path == "/.well-known/oauth-authorization-server" || strings.HasPrefix(r.URL.Path, "/account"):
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(map[string]any{"path": r.URL.Path, "cookie": r.Header.Get("Cookie"), "auth": r.Header.Get("Authorization"),
 			"xff": r.Header.Get("X-Forwarded-For"), "ic": r.Header.Get(internalctx.Header)})
@@ -380,7 +400,7 @@ func (g gw) http(t testing.TB, method, path, token string, body io.Reader, hdr .
 	return r
 }
 
-func (e *env) start(rdb *redis.Client, prefix string) gw {
+func (e *env) start(rdb redis.UniversalClient, prefix string) gw {
 	e.t.Helper()
 	var cfg config.Config
 	if err := pkgconfig.LoadMap(context.Background(), &cfg, e.vars); err != nil {

@@ -23,6 +23,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"partnerapi.dev/gateway/internal/access"
+	"partnerapi.dev/gateway/internal/apidocs"
 	"partnerapi.dev/gateway/internal/auth"
 	"partnerapi.dev/gateway/internal/config"
 	"partnerapi.dev/gateway/internal/grants"
@@ -52,7 +53,7 @@ const MaxTokenLength = 16 << 10
 
 // Deps are the gateway's connections, made by the caller.
 type Deps struct {
-	Redis *redis.Client
+	Redis redis.UniversalClient
 	// RateLimitPrefix prefixes Redis keys (tests use a unique one).
 	RateLimitPrefix string
 }
@@ -64,6 +65,7 @@ type Gateway struct {
 	keys      *internalctx.Keyring
 	verifier  *auth.Verifier
 	grants    *grants.Store
+	usage     *grants.Usage
 	limiter   *ratelimit.Limiter
 	partner   ratelimit.Policy
 	address   ratelimit.Policy
@@ -71,6 +73,7 @@ type Gateway struct {
 	upstreams map[routes.Service]*proxy.Upstream
 	metadata  []byte
 	document  []byte // the OpenAPI document of the naming set served
+	docsPage  string // the reference page (/docs) of that naming set
 	ready     []httpx.Check
 	now       func() time.Time
 
@@ -81,6 +84,10 @@ type Gateway struct {
 
 // Operations is the route table this gateway serves.
 func (g *Gateway) Operations() []routes.Operation { return g.ops }
+
+// Usage is the record of when each grant last authorized a request; the
+// caller runs its sends (Usage.Run).
+func (g *Gateway) Usage() *grants.Usage { return g.usage }
 
 // Limiter is the rate limiter (tests inspect fallbacks).
 func (g *Gateway) Limiter() *ratelimit.Limiter { return g.limiter }
@@ -116,11 +123,13 @@ func New(cfg config.Config, deps Deps) (*fiber.App, *Gateway, error) {
 	}
 	g.verifier = auth.NewVerifier(auth.Options{JWKSURL: cfg.IdentityURL + "/oauth2/jwks", Issuer: cfg.TokenIssuer, Audience: cfg.TokenAudience, Client: g.identity.Client()})
 	g.grants = grants.NewStore(cfg.IdentityURL, keys, g.identity.Client(), cfg.GrantCacheTTL, cfg.GrantNegativeCacheTTL)
+	g.usage = grants.NewUsage(cfg.IdentityURL, keys, g.identity.Client())
 	g.ops = routes.Table(routes.NamingSet(cfg.MenuNamingSet))
 	g.document = apispec.JSON()
 	if routes.NamingSet(cfg.MenuNamingSet) == routes.NamingB {
 		g.document = apispec.NamingSetB()
 	}
+	g.docsPage = apidocs.Page(routes.NamingSet(cfg.MenuNamingSet))
 	for i := range g.ops {
 		if d, ok := deprecations[g.ops[i].ID]; ok {
 			g.ops[i].Deprecation = &routes.Deprecation{At: d.Deprecation, Sunset: d.Sunset, Link: d.Link}
@@ -173,7 +182,12 @@ func (g *Gateway) register(r fiber.Router) {
 		c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
 		return c.Send(g.document)
 	})
-	for _, e := range oauthSurface {
+	r.Get("/docs", func(c *fiber.Ctx) error {
+		c.Set(fiber.HeaderContentType, fiber.MIMETextHTMLCharsetUTF8)
+		c.Set(fiber.HeaderContentSecurityPolicy, apidocs.ContentSecurityPolicy)
+		return c.SendString(g.docsPage)
+	})
+	for _, e := range identitySurface {
 		r.Add(e.method, e.path, g.oauth)
 	}
 	for _, op := range g.ops {
@@ -185,9 +199,10 @@ func (g *Gateway) register(r fiber.Router) {
 	}
 }
 
-// oauthSurface is every path of identity's public OAuth surface, exactly:
-// nothing else of identity is reachable through the gateway.
-var oauthSurface = []struct{ method, path string }{
+// identitySurface is every path of identity's public OAuth surface and of
+// its connected-apps pages for owners, exactly: nothing else of identity is
+// reachable through the gateway.
+var identitySurface = []struct{ method, path string }{
 	{fiber.MethodGet, "/.well-known/oauth-authorization-server"},
 	{fiber.MethodGet, "/oauth2/jwks"},
 	{fiber.MethodGet, "/oauth2/authorize"},
@@ -195,6 +210,12 @@ var oauthSurface = []struct{ method, path string }{
 	{fiber.MethodPost, "/oauth2/token"},
 	{fiber.MethodPost, "/oauth2/revoke"},
 	{fiber.MethodPost, "/oauth2/introspect"},
+	{fiber.MethodGet, "/account"},
+	{fiber.MethodPost, "/account/sign-in"},
+	{fiber.MethodPost, "/account/sign-out"},
+	{fiber.MethodGet, "/account/authorizations/:grantId"},
+	{fiber.MethodPost, "/account/authorizations/:grantId/revoke"},
+	{fiber.MethodPost, "/account/authorizations/:grantId/approve-new"},
 }
 
 // isPartnerPath tells whether a path is a bearer-protected operation path.
@@ -274,11 +295,11 @@ func (g *Gateway) protectedResource(c *fiber.Ctx) error {
 	return c.Send(g.metadata)
 }
 
-// oauth forwards identity's public OAuth surface unchanged: no bearer
-// authentication, only the per-address limit that edge applied.
+// oauth forwards identity's public OAuth surface and pages unchanged: no
+// bearer authentication, only the per-address limit that edge applied.
 func (g *Gateway) oauth(c *fiber.Ctx) error {
 	if err := g.identity.Forward(c, proxy.Request{Transparent: true}); err != nil {
-		slog.Warn("identity unreachable for the OAuth surface", "error", err, "request_id", httpx.RequestID(c))
+		slog.WarnContext(c.UserContext(), "identity unreachable for the OAuth surface", "error", err)
 		return httpx.Unavailable(false)
 	}
 	return nil
@@ -346,7 +367,7 @@ func (g *Gateway) authenticate(c *fiber.Ctx) (*auth.Token, error) {
 	tok, err := g.verifier.Verify(c.UserContext(), raw)
 	if err != nil {
 		if errors.Is(err, auth.ErrKeysUnavailable) {
-			slog.Warn("cannot verify tokens: JWKS unavailable", "request_id", httpx.RequestID(c))
+			slog.WarnContext(c.UserContext(), "cannot verify tokens: JWKS unavailable")
 			return nil, httpx.Unavailable(false)
 		}
 		if err := g.countAddress(c); err != nil {
@@ -389,6 +410,7 @@ func (g *Gateway) operation(op routes.Operation) fiber.Handler {
 		if err != nil {
 			return err
 		}
+		httpx.SetClientID(c, tok.ClientID)
 		trace.SpanFromContext(c.UserContext()).SetAttributes(
 			attribute.String("partner.operation", op.ID),
 			attribute.String("partner.client_id", tok.ClientID),
@@ -432,7 +454,7 @@ func (g *Gateway) operation(op routes.Operation) fiber.Handler {
 		}
 		err = up.Forward(c, forward)
 		if errors.Is(err, proxy.ErrUnreachable) {
-			slog.Warn("upstream unreachable", "service", op.Service, "operation", op.ID, "error", err, "request_id", ic.RequestID)
+			slog.WarnContext(c.UserContext(), "upstream unreachable", "service", op.Service, "operation", op.ID, "error", err)
 			return httpx.Unavailable(op.Write)
 		}
 		return err
@@ -448,7 +470,7 @@ func (g *Gateway) authorize(c *fiber.Ctx, op routes.Operation, tok *auth.Token) 
 	case errors.Is(err, grants.ErrNotFound):
 		return internalctx.Context{}, g.insufficientScope(access.NeededScopes(op, nil), access.DescriptionRevoked)
 	case err != nil:
-		slog.Warn("grant lookup failed", "error", err, "request_id", rid)
+		slog.WarnContext(c.UserContext(), "grant lookup failed", "error", err)
 		return internalctx.Context{}, httpx.Unavailable(op.Write)
 	}
 	var orgIDs []string
@@ -459,6 +481,9 @@ func (g *Gateway) authorize(c *fiber.Ctx, op routes.Operation, tok *auth.Token) 
 	var refusal *access.Refusal
 	if errors.As(err, &refusal) {
 		return ic, g.refuse(refusal)
+	}
+	if err == nil {
+		g.usage.Record(grant.GrantID, g.now())
 	}
 	ic.RequestID = rid
 	return ic, err

@@ -567,6 +567,28 @@ func TestOAuthSurfaceIsProxiedWithoutBearerAuth(t *testing.T) {
 	}
 }
 
+// TestAccountPagesAreProxied: identity's connected-apps pages are reached
+// through the gateway like the sign-in pages (cookies both ways, no bearer
+// check), and no other path under /account is.
+func TestAccountPagesAreProxied(t *testing.T) {
+	e := newEnv(t)
+	g := e.start(nil, "")
+	const grant = "/account/authorizations/44444444-4444-4444-8444-444444444444"
+	for _, p := range []string{"GET /account", "POST /account/sign-in", "POST /account/sign-out", "GET " + grant, "POST " + grant + "/revoke", "POST " + grant + "/approve-new"} {
+		method, path, _ := strings.Cut(p, " ")
+		r := g.do(t, method, path, "", strings.NewReader("csrf_token=x"), "Content-Type", "application/x-www-form-urlencoded", "Cookie", "identity_session=s")
+		if r.status != 200 || r.env["path"] != path || r.env["cookie"] != "identity_session=s" || r.env["ic"] != "" {
+			t.Errorf("%s: %d %s", p, r.status, r.body)
+		}
+	}
+	for _, p := range []string{"GET /account/", "GET /account/other", "POST /account", "GET " + grant + "/revoke", "GET " + grant + "/approve-new", "DELETE " + grant} {
+		method, path, _ := strings.Cut(p, " ")
+		if r := g.do(t, method, path, "", nil); r.status != 404 && r.status != 405 {
+			t.Errorf("%s reached identity: %d %s", p, r.status, r.body)
+		}
+	}
+}
+
 func TestIdentityDownAnswers503(t *testing.T) {
 	e := newEnv(t)
 	g := e.start(nil, "")

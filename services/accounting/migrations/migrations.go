@@ -17,5 +17,5 @@ var FS embed.FS
 
 // Go returns the Go migrations applied with FS.
 func Go() []*goose.Migration {
-	return []*goose.Migration{idempotency.Migration(2), outbox.Migration(3)}
+	return []*goose.Migration{idempotency.Migration(2), outbox.Migration(3), outbox.TraceMigration(4), outbox.ActorMigration(5)}
 }

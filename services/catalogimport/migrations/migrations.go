@@ -20,5 +20,5 @@ var FS embed.FS
 // Go are the migrations written in Go: the shared idempotency key table
 // and the event outbox.
 func Go() []*goose.Migration {
-	return []*goose.Migration{idempotency.Migration(2), outbox.Migration(3)}
+	return []*goose.Migration{idempotency.Migration(2), outbox.Migration(3), outbox.TraceMigration(4), outbox.ActorMigration(5)}
 }

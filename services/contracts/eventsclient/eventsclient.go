@@ -15,6 +15,8 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/propagation"
 	"gorm.io/gorm"
 
 	"partnerapi.dev/pkg/config"
@@ -56,6 +58,9 @@ func Sender(baseURL string, token config.Secret, source string, client *http.Cli
 		body := contracts.EventAppend{Source: source, Events: make([]contracts.EventRecord, len(events))}
 		for i, e := range events {
 			body.Events[i] = contracts.EventRecord{ID: e.ID, Type: e.Type, RestaurantID: e.RestaurantID, OccurredAt: e.OccurredAt.UTC(), Data: e.Data}
+			if e.GrantID != nil {
+				body.Events[i].Actor = &contracts.EventActor{ClientID: deref(e.ClientID), GrantID: *e.GrantID, UserID: deref(e.UserID)}
+			}
 		}
 		raw, err := json.Marshal(body)
 		if err != nil {
@@ -67,6 +72,7 @@ func Sender(baseURL string, token config.Secret, source string, client *http.Cli
 		}
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Authorization", "Bearer "+token.Reveal())
+		otel.GetTextMapPropagator().Inject(ctx, propagation.HeaderCarrier(req.Header))
 		res, err := client.Do(req)
 		if err != nil {
 			return fmt.Errorf("events service: %w", err)
@@ -84,25 +90,17 @@ func Sender(baseURL string, token config.Secret, source string, client *http.Cli
 // until ctx ends or the returned closer runs; the closer stops the relay and
 // waits for it (list it before the database's closer).
 func StartRelay(ctx context.Context, db *gorm.DB, cfg Config, source string) lifecycle.Closer {
-	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
 	if cfg.URL == "" {
 		slog.Info("EVENTS_URL is empty: events are recorded in the outbox but not forwarded")
-		close(done)
-	} else {
-		relay := &outbox.Relay{DB: db, Send: Sender(cfg.URL, cfg.Token, source, nil)}
-		go func() {
-			defer close(done)
-			_ = relay.Run(ctx)
-		}()
+		return lifecycle.Closer{Name: "outbox relay", Fn: func(context.Context) error { return nil }}
 	}
-	return lifecycle.Closer{Name: "outbox relay", Fn: func(stop context.Context) error {
-		cancel()
-		select {
-		case <-done:
-			return nil
-		case <-stop.Done():
-			return stop.Err()
-		}
-	}}
+	relay := &outbox.Relay{DB: db, Send: Sender(cfg.URL, cfg.Token, source, nil)}
+	return lifecycle.Go(ctx, "outbox relay", func(ctx context.Context) { _ = relay.Run(ctx) })
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }

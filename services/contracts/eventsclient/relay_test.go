@@ -14,6 +14,7 @@ import (
 
 	"partnerapi.dev/pkg/config"
 	"partnerapi.dev/pkg/database"
+	"partnerapi.dev/pkg/internalctx"
 	"partnerapi.dev/pkg/outbox"
 	"partnerapi.dev/pkg/testenv"
 	"partnerapi.dev/services/contracts"
@@ -25,7 +26,7 @@ func TestMain(m *testing.M) { testenv.Main(m) }
 // A recorded event reaches the append API once its transaction commits,
 // and the closer stops the relay.
 func TestStartRelayForwardsCommittedEvents(t *testing.T) {
-	url := testenv.NewDatabase(t, "eventsclient", database.MigrateURL("svc", fstest.MapFS{}, outbox.Migration(1)))
+	url := testenv.NewDatabase(t, "eventsclient", database.MigrateURL("svc", fstest.MapFS{}, outbox.Migration(1), outbox.TraceMigration(2), outbox.ActorMigration(3)))
 	db, err := database.Open(context.Background(), database.Config{URL: config.Secret(url)}, "svc")
 	if err != nil {
 		t.Fatal(err)
@@ -44,7 +45,10 @@ func TestStartRelayForwardsCommittedEvents(t *testing.T) {
 	defer srv.Close()
 
 	closer := eventsclient.StartRelay(context.Background(), db.Gorm, eventsclient.Config{URL: srv.URL, Token: "token-0123456789abcdef"}, "menus")
-	if err := db.Gorm.Transaction(func(tx *gorm.DB) error {
+	// Recorded while serving a partner request: the event carries its
+	// authorization.
+	partner := internalctx.NewContext(context.Background(), internalctx.Context{ClientID: "demo-partner", GrantID: "9a000000-0000-4000-8000-000000000001", UserID: "u-1"})
+	if err := db.Gorm.WithContext(partner).Transaction(func(tx *gorm.DB) error {
 		return outbox.Record(tx, outbox.Event{Type: contracts.EventMenuCreated, RestaurantID: "r1", Data: map[string]string{"menuId": "m1"}})
 	}); err != nil {
 		t.Fatal(err)
@@ -69,7 +73,8 @@ func TestStartRelayForwardsCommittedEvents(t *testing.T) {
 	}
 	e := got[0]
 	if e.Source != "menus" || len(e.Events) != 1 || e.Events[0].Type != contracts.EventMenuCreated || e.Events[0].RestaurantID != "r1" ||
-		string(e.Events[0].Data) != `{"menuId":"m1"}` || len(e.Events[0].ID) != 30 || e.Events[0].OccurredAt.IsZero() {
+		string(e.Events[0].Data) != `{"menuId":"m1"}` || len(e.Events[0].ID) != 30 || e.Events[0].OccurredAt.IsZero() ||
+		e.Events[0].Actor == nil || *e.Events[0].Actor != (contracts.EventActor{ClientID: "demo-partner", GrantID: "9a000000-0000-4000-8000-000000000001", UserID: "u-1"}) {
 		t.Fatalf("forwarded %+v", e)
 	}
 	var left int

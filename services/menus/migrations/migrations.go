@@ -18,5 +18,5 @@ var FS embed.FS
 
 // Go are the migrations written in Go, applied with FS.
 func Go() []*goose.Migration {
-	return []*goose.Migration{idempotency.Migration(2), outbox.Migration(3)}
+	return []*goose.Migration{idempotency.Migration(2), outbox.Migration(3), outbox.TraceMigration(5), outbox.ActorMigration(6)}
 }

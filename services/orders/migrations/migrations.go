@@ -1,5 +1,6 @@
 // Package migrations holds the orders schema as numbered goose SQL files plus
-// the event outbox (a Go migration of pkg/outbox).
+// the migrations written in Go: the event outbox (pkg/outbox) and the hash
+// partitioning of the order tables by restaurant.
 package migrations
 
 import (
@@ -14,5 +15,9 @@ import (
 //go:embed *.sql
 var FS embed.FS
 
-// Go are the migrations written in Go, applied with FS.
-func Go() []*goose.Migration { return []*goose.Migration{outbox.Migration(4)} }
+// Go are the migrations written in Go, applied with FS. partitions is how
+// many hash partitions by restaurant the order tables get when migration 8
+// runs (ORDERS_PARTITIONS); a database migrated past it keeps its count.
+func Go(partitions int) []*goose.Migration {
+	return []*goose.Migration{outbox.Migration(4), outbox.TraceMigration(7), partitionMigration(8, partitions), outbox.ActorMigration(9)}
+}

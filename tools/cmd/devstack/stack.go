@@ -8,8 +8,6 @@ import (
 	"database/sql"
 	"encoding/base64"
 	"encoding/hex"
-	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -27,7 +25,7 @@ import (
 
 	"partnerapi.dev/pkg/localinfra"
 	"partnerapi.dev/tools/registry"
-	"partnerapi.dev/tools/seed"
+	"partnerapi.dev/tools/system"
 )
 
 // env is the environment devstack gives process p (and its migrate run):
@@ -98,8 +96,16 @@ func runStack(ctx context.Context, args []string) error {
 		upstreams[name] = u
 		return nil
 	})
+	tracing := fs.Bool("tracing", false, "also run Jaeger (built once from the Go module proxy) and export every process's traces to it")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *tracing {
+		stop, err := startTracing(ctx, *dir)
+		if err != nil {
+			return err
+		}
+		defer stop()
 	}
 	s := &stack{reg: reg, dir: *dir, bin: *bin, portOffset: *portOffset, seedValue: *seedValue, upstreams: upstreams}
 	s.baseURL = s.url(reg.Gateway().Name)
@@ -152,7 +158,7 @@ func (s *stack) start(ctx context.Context) error {
 		return err
 	}
 	var err error
-	if s.secrets, err = loadSecrets(filepath.Join(s.dir, "secrets.env"), s.reg.Secrets); err != nil {
+	if s.secrets, err = loadSecrets(filepath.Join(s.dir, system.SecretsFile), s.reg.Secrets); err != nil {
 		return err
 	}
 	if err := s.startInfra(ctx); err != nil {
@@ -265,80 +271,6 @@ func (s *stack) seedOnce(ctx context.Context) error {
 		return fmt.Errorf("seed demo data: %w", err)
 	}
 	return os.WriteFile(marker, []byte(time.Now().UTC().Format(time.RFC3339)+"\n"), 0o644)
-}
-
-func (s *stack) printWelcome(ctx context.Context) error {
-	out, err := exec.CommandContext(ctx, filepath.Join(s.bin, "partnerctl"), "token",
-		"--base-url", s.baseURL, "--email", seed.OwnerEmail, "--password", seed.DemoPassword,
-		"--client-id", seed.DemoClientID, "--redirect-uri", seed.DemoRedirectURI,
-		"--scope", "svc.restaurant.read svc.orders.read svc.accounting.read svc.menu.read svc.webhooks.manage", "--json").Output()
-	if err != nil {
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			return fmt.Errorf("demo token: %w: %s", err, ee.Stderr)
-		}
-		return fmt.Errorf("demo token: %w", err)
-	}
-	var tok map[string]any
-	if err := json.Unmarshal(out, &tok); err != nil {
-		return fmt.Errorf("demo token: unexpected output %q", out)
-	}
-	access, _ := tok["access_token"].(string)
-	var metrics []string
-	for _, p := range s.reg.Processes {
-		if p.Kubernetes {
-			continue
-		}
-		metrics = append(metrics, s.internalURL(p.Name)+"/metrics")
-	}
-	restaurant := seed.Generator{Seed: s.seedValue}.ID("restaurant/kahvila-aalto")
-	browser := "  (port of " + seed.DemoRedirectURI + " is taken: the browser flow is not offered)\n"
-	if f := newBrowserFlow(s.baseURL); f.Start() == nil {
-		s.browser = f
-		browser = fmt.Sprintf("  Open this in a browser, sign in with a demo account and approve; the demo partner's\n  callback page then shows the code exchanged for a token:\n\n  %s\n", f.AuthorizeURL())
-	}
-	fmt.Printf(`
-Restaurant Partner API is running at %[1]s
-
-  API reference   %[1]s/v1/openapi.json
-  Demo sign-in    %[3]s / %[5]s   (owns one restaurant)
-                  %[4]s / %[5]s   (administers two organizations)
-  Demo client     %[6]s (public, PKCE), redirect %[7]s
-
-Demo access token (restaurant owner, valid 15 minutes; run partnerctl token for a new one):
-
-  export TOKEN=%[2]s
-
-Try:
-
-  curl -s -H "Authorization: Bearer $TOKEN" %[1]s/v1/restaurants
-  curl -s -H "Authorization: Bearer $TOKEN" "%[1]s/v1/restaurants/%[8]s/orders?limit=3"
-  curl -s -H "Authorization: Bearer $TOKEN" %[1]s/v1/restaurants/%[8]s/menus
-  curl -s %[1]s/.well-known/oauth-authorization-server
-
-Watch the demo restaurant's events (numbered from 1; waits up to 30 s for the next one):
-
-  curl -s -H "Authorization: Bearer $TOKEN" "%[1]s/v1/restaurants/%[8]s/events?after=0&wait=30"
-
-Receive them as signed webhooks (local runs accept http://127.0.0.1 endpoints):
-
-  curl -s -H "Authorization: Bearer $TOKEN" -H "Content-Type: application/json" \
-    -d '{"url":"http://127.0.0.1:8099/","eventTypes":["order.created","order.updated","menu.updated"],"idempotencyKey":"'$(python3 -c 'import uuid; print(uuid.uuid4())')'"}' \
-    %[1]s/v1/restaurants/%[8]s/webhook-endpoints
-  WEBHOOK_SECRET=<the secret of that answer> bin/webhookreceiver --addr 127.0.0.1:8099
-
-Approve the demo partner yourself:
-
-%[9]s
-Operators only (internal listeners, never exposed to partners):
-
-  Metrics         %[10]s
-  Admin API       ADMIN_TOKEN=$(grep ^ADMIN_TOKEN= %[12]s | cut -d= -f2-) bin/partnerctl clients list --url %[11]s
-
-Press Ctrl-C to stop.
-`, s.baseURL, access, seed.OwnerEmail, seed.AdminEmail, seed.DemoPassword, seed.DemoClientID, seed.DemoRedirectURI, restaurant, browser,
-		strings.Join(metrics, "   "), s.internalURL("identity"), filepath.Join(s.dir, "secrets.env"))
-	return nil
 }
 
 // url is the local base URL of a process.
@@ -454,13 +386,9 @@ func waitReady(ctx context.Context, c *child, port int) error {
 // loadSecrets reads the generated local secrets, creating any missing one of
 // the registry's secrets in its form.
 func loadSecrets(path string, forms map[string]registry.SecretForm) (map[string]string, error) {
-	secrets := map[string]string{}
-	if raw, err := os.ReadFile(path); err == nil {
-		for _, line := range strings.Split(string(raw), "\n") {
-			if k, v, ok := strings.Cut(line, "="); ok {
-				secrets[k] = v
-			}
-		}
+	secrets, err := system.ReadSecrets(path)
+	if err != nil { // none yet (or unreadable): all are generated anew
+		secrets = map[string]string{}
 	}
 	random := func(n int) string {
 		b := make([]byte, n)

@@ -38,8 +38,8 @@ import (
 	"github.com/google/uuid"
 
 	"partnerapi.dev/pkg/localinfra"
-	"partnerapi.dev/tools/loadgen"
 	"partnerapi.dev/tools/seed"
+	"partnerapi.dev/tools/system"
 )
 
 // scopes is every scope the load's operations need.
@@ -123,7 +123,7 @@ func run(ctx context.Context, bin string, workers int, during, after time.Durati
 	logf("starting the system (bin/devstack) with the demo data")
 	env := append(withoutEnv("DATABASE_URL", "REDIS_URL", "TEST_DATABASE_URL", "TEST_REDIS_URL"),
 		"DATABASE_URL="+in.pgURL, "REDIS_URL="+in.redisURL, "RATE_LIMIT_PER_MINUTE=100000000", "LOG_LEVEL=error")
-	stack, err := loadgen.StartStack(ctx, loadgen.StackOptions{Bin: bin, Dir: filepath.Join(dir, "run"), Env: env, Upstreams: upstreams})
+	stack, err := system.Start(ctx, system.Options{Bin: bin, Dir: filepath.Join(dir, "run"), Env: env, Upstreams: upstreams})
 	if err != nil {
 		return err
 	}

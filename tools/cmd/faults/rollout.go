@@ -136,8 +136,8 @@ func (b *balancer) pipe(c net.Conn) {
 	}
 	defer up.Close()
 	done := make(chan struct{}, 2)
-	go func() { _, _ = io.Copy(up, c); up.(*net.TCPConn).CloseWrite(); done <- struct{}{} }()
-	go func() { _, _ = io.Copy(c, up); c.(*net.TCPConn).CloseWrite(); done <- struct{}{} }()
+	go func() { _, _ = io.Copy(up, c); _ = up.(*net.TCPConn).CloseWrite(); done <- struct{}{} }()
+	go func() { _, _ = io.Copy(c, up); _ = c.(*net.TCPConn).CloseWrite(); done <- struct{}{} }()
 	<-done
 	<-done
 }

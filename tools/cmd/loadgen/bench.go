@@ -22,6 +22,7 @@ import (
 	"partnerapi.dev/pkg/localinfra"
 	"partnerapi.dev/tools/loadgen"
 	"partnerapi.dev/tools/seed"
+	"partnerapi.dev/tools/system"
 )
 
 // targets are where each measured request goes: the process directly, and
@@ -66,7 +67,7 @@ type benchOptions struct {
 	prewarmTables, prewarmIndexesOf []string
 	// seedArgs are extra bin/seed arguments of the bench directory load
 	// (identity is always loaded); INGEST_TOKEN is set.
-	seedArgs func(s *loadgen.Stack) []string
+	seedArgs func(s *system.Stack) []string
 }
 
 // benchEnv is a running stack on a database loaded with the bench data set,
@@ -77,10 +78,10 @@ type benchEnv struct {
 	dbURL       string
 	orders      int64
 	importLines []string // how the data was loaded
-	stack       *loadgen.Stack
+	stack       *system.Stack
 	org         string
 	token       string
-	claims      loadgen.Claims
+	claims      system.Claims
 	keys        *internalctx.Keyring
 	restaurants []seed.Restaurant // of the bench organization
 	client      *http.Client
@@ -176,7 +177,7 @@ func startBench(ctx context.Context, f benchFlags, o benchOptions) (_ *benchEnv,
 	}
 
 	logf("starting the stack on that database")
-	e.stack, err = loadgen.StartStack(ctx, loadgen.StackOptions{
+	e.stack, err = system.Start(ctx, system.Options{
 		Bin: e.bin, Dir: filepath.Join(e.dir, "stack"),
 		Env: append(withoutEnv("DATABASE_URL", "REDIS_URL"), "DATABASE_URL="+e.dbURL, "RATE_LIMIT_PER_MINUTE=100000000"),
 	})
@@ -200,7 +201,7 @@ func startBench(ctx context.Context, f benchFlags, o benchOptions) (_ *benchEnv,
 	if e.token, err = benchToken(ctx, e.bin, e.stack.Gateway, e.org, o.scopes); err != nil {
 		return nil, err
 	}
-	if e.claims, err = loadgen.TokenClaims(e.token); err != nil {
+	if e.claims, err = system.TokenClaims(e.token); err != nil {
 		return nil, err
 	}
 	if e.keys, err = internalctx.ParseKeys(e.stack.Secrets["INTERNAL_CONTEXT_KEYS"]); err != nil {
@@ -276,12 +277,15 @@ func prewarm(ctx context.Context, dbURL string, tables, indexesOf []string) (str
 		return "", fmt.Errorf("create extension pg_prewarm: %w", err)
 	}
 	var blocks int64
+	// A partitioned table is read partition by partition (pg_partition_tree
+	// gives a plain table itself).
 	err = conn.QueryRow(ctx, `
+		WITH t AS (SELECT p.relid FROM unnest($1::text[]) n, pg_partition_tree(n::regclass) p WHERE p.isleaf),
+		     i AS (SELECT p.relid FROM unnest($2::text[]) n, pg_partition_tree(n::regclass) p WHERE p.isleaf)
 		SELECT coalesce(sum(pg_prewarm(r)), 0) FROM (
-			SELECT unnest($1::text[])::regclass AS r
+			SELECT relid AS r FROM t
 			UNION ALL
-			SELECT indexrelid FROM pg_index
-			 WHERE indrelid IN (SELECT unnest($1::text[] || $2::text[])::regclass)
+			SELECT indexrelid FROM pg_index WHERE indrelid IN (SELECT relid FROM t UNION ALL SELECT relid FROM i)
 		) rels`, tables, indexesOf).Scan(&blocks)
 	if err != nil {
 		return "", fmt.Errorf("pg_prewarm: %w", err)

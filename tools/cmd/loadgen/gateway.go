@@ -16,6 +16,7 @@ import (
 
 	"partnerapi.dev/pkg/internalctx"
 	"partnerapi.dev/tools/loadgen"
+	"partnerapi.dev/tools/system"
 )
 
 // Targets of the gateway load test.
@@ -84,7 +85,7 @@ func runGateway(ctx context.Context, args []string) error {
 	loadBefore := loadgen.Load()
 	logf("starting the stack (bin/devstack, data in %s); load %s", tmp, loadBefore)
 	started := time.Now()
-	stack, err := loadgen.StartStack(ctx, loadgen.StackOptions{
+	stack, err := system.Start(ctx, system.Options{
 		Bin: bin, Dir: filepath.Join(tmp, "stack"),
 		Env: append(withoutEnv("DATABASE_URL", "REDIS_URL"), "RATE_LIMIT_PER_MINUTE=100000000"),
 	})
@@ -94,7 +95,7 @@ func runGateway(ctx context.Context, args []string) error {
 	defer stack.Stop()
 	logf("stack ready in %s: gateway %s, identity %s", time.Since(started).Round(100*time.Millisecond), stack.Gateway, stack.Identity)
 
-	claims, err := loadgen.TokenClaims(stack.Token)
+	claims, err := system.TokenClaims(stack.Token)
 	if err != nil {
 		return err
 	}

@@ -22,6 +22,7 @@ import (
 	"partnerapi.dev/services/contracts"
 	"partnerapi.dev/tools/loadgen"
 	"partnerapi.dev/tools/seed"
+	"partnerapi.dev/tools/system"
 )
 
 // Targets of the services load test (p99; the accounting load is one run).
@@ -121,7 +122,7 @@ func runServices(ctx context.Context, args []string) error {
 			loadTook = took
 			return line, err
 		},
-		seedArgs: func(s *loadgen.Stack) []string { return []string{"--menus-url", s.Public["menus"]} },
+		seedArgs: func(s *system.Stack) []string { return []string{"--menus-url", s.Public["menus"]} },
 	})
 	if err != nil {
 		return err

@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"partnerapi.dev/tools/loadgen"
+	"partnerapi.dev/tools/system"
 )
 
 // TestServicesOnATinyDataSet runs the whole services load test (setup,
@@ -16,7 +16,7 @@ func TestServicesOnATinyDataSet(t *testing.T) {
 		t.Skip("builds every binary and starts the whole stack")
 	}
 	bin := t.TempDir()
-	if err := loadgen.Build(filepath.Join("..", "..", ".."), bin); err != nil {
+	if err := system.Build(filepath.Join("..", "..", ".."), bin); err != nil {
 		t.Fatal(err)
 	}
 	args := []string{"-bin", bin, "-data", t.TempDir(), "-orders", "2000", "-requests", "3", "-warmup", "1", "-shared-buffers", "128MB"}

@@ -175,18 +175,27 @@ func writeNDJSON(what string, generate generateFunc, dir seed.Directory, size se
 	return nil
 }
 
-// progress prints one updating line on stderr.
+// progress reports a load on stderr: on a terminal as one updating line,
+// elsewhere (a log, a pipe) only as the final line, so a log never holds one
+// endless line of carriage returns.
 type progress struct {
 	what        string
+	live        bool
 	last        time.Time
 	done1, tot1 int
 }
 
-func newProgress(what string) *progress { return &progress{what: what} }
+func newProgress(what string) *progress { return &progress{what: what, live: isTerminal(os.Stderr)} }
+
+// isTerminal tells whether f is a terminal (a character device).
+func isTerminal(f *os.File) bool {
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
 
 func (p *progress) report(done, total int) {
 	p.done1, p.tot1 = done, total
-	if time.Since(p.last) < 200*time.Millisecond && done != total {
+	if !p.live || time.Since(p.last) < 200*time.Millisecond && done != total {
 		return
 	}
 	p.last = time.Now()
@@ -194,5 +203,9 @@ func (p *progress) report(done, total int) {
 }
 
 func (p *progress) done(took time.Duration) {
-	fmt.Fprintf(os.Stderr, "\rseed: %s %d/%d loaded in %s\n", p.what, p.done1, p.tot1, took.Round(time.Millisecond))
+	line := fmt.Sprintf("seed: %s %d/%d loaded in %s\n", p.what, p.done1, p.tot1, took.Round(time.Millisecond))
+	if p.live {
+		line = "\r" + line
+	}
+	fmt.Fprint(os.Stderr, line)
 }

@@ -15,89 +15,25 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"runtime"
 	"time"
 
-	"partnerapi.dev/pkg/config"
-	"partnerapi.dev/pkg/cursor"
 	"partnerapi.dev/pkg/database"
-	"partnerapi.dev/pkg/httpx"
-	"partnerapi.dev/pkg/internalctx"
-	"partnerapi.dev/pkg/lifecycle"
-	"partnerapi.dev/pkg/telemetry"
-	"partnerapi.dev/services/accounting/internal/api"
-	acctconfig "partnerapi.dev/services/accounting/internal/config"
+	"partnerapi.dev/pkg/service"
+	"partnerapi.dev/services/accounting/internal/config"
 	"partnerapi.dev/services/accounting/internal/domain"
+	"partnerapi.dev/services/accounting/internal/server"
 	"partnerapi.dev/services/accounting/internal/store"
 	"partnerapi.dev/services/accounting/migrations"
-	"partnerapi.dev/services/contracts/eventsclient"
 )
 
-func main() { lifecycle.Main(run) }
-
-func run(ctx context.Context, args []string) error {
-	cmd := "serve"
-	if len(args) > 0 {
-		cmd, args = args[0], args[1:]
-	}
-	switch cmd {
-	case "serve":
-		return serve(ctx)
-	case "migrate":
-		return migrate(ctx)
-	case "import":
-		return importRecords(ctx, args)
-	}
-	return fmt.Errorf("unknown command %q: use serve, migrate or import", cmd)
+var spec = service.Spec[*config.Serve]{
+	Name: "accounting", Migrations: migrations.FS, GoMigrations: service.Steps(migrations.Go()...), Reads: true,
+	Build:    server.Build,
+	Commands: map[string]service.Command{"import": importRecords},
 }
 
-func serve(ctx context.Context) error {
-	var cfg acctconfig.Serve
-	if err := config.Load(ctx, &cfg); err != nil {
-		return err
-	}
-	keys, _ := internalctx.ParseKeys(cfg.InternalContextKeys.Reveal())
-	cursorKey, _ := cfg.CursorKeyBytes()
-	tel, err := telemetry.Setup(ctx, "accounting", telemetry.Options{})
-	if err != nil {
-		return err
-	}
-	db, err := database.Open(ctx, cfg.Database, "accounting")
-	if err != nil {
-		return err
-	}
-	relay := eventsclient.StartRelay(ctx, db.Gorm, cfg.Events, "accounting")
-	svc := &domain.Service{Repo: &store.Store{DB: db.Gorm}}
-	h := &api.Handlers{Service: svc, Cursors: cursor.New(cursorKey), Keys: keys, IngestToken: cfg.IngestToken.Reveal()}
-	ready := []httpx.Check{{Name: "database", Fn: db.Ping}}
-	return lifecycle.Serve(ctx, []lifecycle.Listener{{App: h.App(ready), Addr: cfg.HTTPAddr}, {App: api.Internal(ready, tel.Handler()), Addr: cfg.InternalHTTPAddr}},
-		relay,
-		lifecycle.Closer{Name: "database", Fn: db.Close},
-		lifecycle.Closer{Name: "telemetry", Fn: tel.Shutdown})
-}
-
-func openDatabase(ctx context.Context) (*database.DB, error) {
-	var cfg acctconfig.Database
-	if err := config.Load(ctx, &cfg); err != nil {
-		return nil, err
-	}
-	return database.Open(ctx, cfg.Database, "accounting")
-}
-
-func migrate(ctx context.Context) error {
-	db, err := openDatabase(ctx)
-	if err != nil {
-		return err
-	}
-	defer db.Close(ctx)
-	res, err := db.Migrate(ctx, migrations.FS, migrations.Go()...)
-	if err != nil {
-		return err
-	}
-	slog.Info("accounting schema migrated", "applied", len(res))
-	return nil
-}
+func main() { service.Main(spec) }
 
 // parseResult is a parsed chunk of lines.
 type parseResult struct {
@@ -167,7 +103,7 @@ func parseInOrder(ctx context.Context, in io.Reader, lines int, add func(domain.
 // importRecords loads NDJSON in one transaction (parsed and staged in
 // batches of lines); a bad line stops the import with its line number and
 // nothing of the file is stored.
-func importRecords(ctx context.Context, args []string) error {
+func importRecords(ctx context.Context, args []string, open func(context.Context) (*database.DB, error)) error {
 	// A bulk load's statements may run for minutes: no per-statement bound.
 	ctx = database.Unbounded(ctx)
 	fs := flag.NewFlagSet("import", flag.ContinueOnError)
@@ -176,23 +112,16 @@ func importRecords(ctx context.Context, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	var in io.Reader = os.Stdin
-	if *file != "" && *file != "-" {
-		f, err := os.Open(*file)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		in = f
+	in, err := service.Input(*file)
+	if err != nil {
+		return err
 	}
-	db, err := openDatabase(ctx)
+	defer in.Close()
+	db, err := open(ctx)
 	if err != nil {
 		return err
 	}
 	defer db.Close(ctx)
-	if _, err := db.Migrate(ctx, migrations.FS, migrations.Go()...); err != nil {
-		return err
-	}
 	st := &store.Store{DB: db.Gorm}
 	start := time.Now()
 	stored := 0

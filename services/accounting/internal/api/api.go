@@ -6,11 +6,9 @@ package api
 
 import (
 	"bytes"
-	"crypto/subtle"
 	"errors"
 	"net/http"
 	"net/url"
-	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -63,10 +61,9 @@ func Internal(ready []httpx.Check, metrics http.Handler) *fiber.App {
 
 // tenantOf checks that the gateway authorized the restaurant in the path.
 func tenantOf(c *fiber.Ctx) (domain.Tenant, error) {
-	ic := internalctx.From(c)
-	id := strings.ToLower(c.Params("restaurantId"))
-	if ic.Tenant == nil || strings.ToLower(ic.Tenant.ID) != id {
-		return domain.Tenant{}, httpx.NotFound()
+	ic, id, err := internalctx.PathTenant(c)
+	if err != nil {
+		return domain.Tenant{}, err
 	}
 	loc, err := domain.Location(ic.Tenant.TimeZone)
 	if err != nil {
@@ -92,7 +89,7 @@ func (h *Handlers) report(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	p, err := domain.ParsePeriod(q)
+	p, err := parsePeriod(q)
 	if err != nil {
 		return err
 	}
@@ -100,7 +97,7 @@ func (h *Handlers) report(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(fiber.Map{"data": rep})
+	return httpx.Data(c, rep)
 }
 
 func (h *Handlers) summary(c *fiber.Ctx) error {
@@ -112,7 +109,7 @@ func (h *Handlers) summary(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	p, err := domain.ParsePeriod(q)
+	p, err := parsePeriod(q)
 	if err != nil {
 		return err
 	}
@@ -120,7 +117,7 @@ func (h *Handlers) summary(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(fiber.Map{"data": sum})
+	return httpx.Data(c, sum)
 }
 
 func (h *Handlers) workspace(c *fiber.Ctx) error {
@@ -132,7 +129,7 @@ func (h *Handlers) workspace(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	p, text, err := h.Service.ParseWorkspace(q, t)
+	p, text, err := h.parseWorkspace(q, t)
 	if err != nil {
 		return err
 	}
@@ -141,7 +138,7 @@ func (h *Handlers) workspace(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(fiber.Map{"data": ws})
+	return httpx.Data(c, ws)
 }
 
 type refundCursor struct {
@@ -170,7 +167,7 @@ func (h *Handlers) refunds(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	rq, err := domain.ParseRefunds(q)
+	rq, err := parseRefunds(q)
 	if err != nil {
 		return err
 	}
@@ -208,7 +205,7 @@ func (h *Handlers) refunds(c *fiber.Ctx) error {
 		out.NextCursor = &next
 		out.Truncated = true
 	}
-	return c.JSON(fiber.Map{"data": out})
+	return httpx.Data(c, out)
 }
 
 func limitBody(c *fiber.Ctx) error {
@@ -234,7 +231,7 @@ func (h *Handlers) preview(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(fiber.Map{"data": p})
+	return httpx.Data(c, p)
 }
 
 func (h *Handlers) write(action string) fiber.Handler {
@@ -265,10 +262,8 @@ type ingestResult struct {
 }
 
 func (h *Handlers) ingest(c *fiber.Ctx) error {
-	auth := c.Get(fiber.HeaderAuthorization)
-	token, ok := strings.CutPrefix(auth, "Bearer ")
-	if !ok || h.IngestToken == "" || subtle.ConstantTimeCompare([]byte(token), []byte(h.IngestToken)) != 1 {
-		return &httpx.Error{Status: http.StatusUnauthorized, Code: httpx.CodeInvalidToken, Description: "Send the ingestion token as a bearer token."}
+	if err := httpx.RequireBearer(c, h.IngestToken, "ingestion token"); err != nil {
+		return err
 	}
 	body := c.Body()
 	if len(bytes.TrimSpace(body)) == 0 {
@@ -283,5 +278,5 @@ func (h *Handlers) ingest(c *fiber.Ctx) error {
 	if err := h.Service.Repo.Ingest(database.Unbounded(c.UserContext()), b); err != nil {
 		return err
 	}
-	return c.JSON(fiber.Map{"data": ingestResult{Sources: len(b.Sources), Refunds: len(b.Refunds)}})
+	return httpx.Data(c, ingestResult{Sources: len(b.Sources), Refunds: len(b.Refunds)})
 }

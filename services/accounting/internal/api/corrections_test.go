@@ -53,6 +53,7 @@ func ledgerRows(t *testing.T, e *env) int64 {
 }
 
 func TestCorrectionCycle(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	correctionDay(e)
 	r := base(helsinki)
@@ -170,6 +171,7 @@ func TestCorrectionCycle(t *testing.T) {
 }
 
 func TestCorrectionRejections(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	correctionDay(e)
 	r := base(helsinki)
@@ -224,8 +226,8 @@ func TestCorrectionRejections(t *testing.T) {
 
 	// expiry: five minutes later the preview is refused
 	e.clock.add(5*time.Minute + time.Second)
-	if status, body := e.post(r+"/payment-corrections/apply", helsinki, writeBody(pv, domain.NewID())); status != 409 || !strings.Contains(fmt.Sprint(body["message"]), "expired") {
-		t.Fatalf("expired: %d %v", status, body)
+	if a := e.refusal(r+"/payment-corrections/apply", helsinki, writeBody(pv, domain.NewID())); a.Status != 409 || !strings.Contains(a.Message, "expired") {
+		t.Fatalf("expired: %d %s", a.Status, a.Raw)
 	}
 
 	// the source changes after the preview: fingerprint mismatch
@@ -237,6 +239,7 @@ func TestCorrectionRejections(t *testing.T) {
 }
 
 func TestConcurrentAppliesOfOnePreview(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	correctionDay(e)
 	r := base(helsinki)
@@ -266,6 +269,7 @@ func TestConcurrentAppliesOfOnePreview(t *testing.T) {
 }
 
 func TestSourceChangedAfterCorrectionBlocksTheDay(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	correctionDay(e)
 	r := base(helsinki)
@@ -303,6 +307,7 @@ func TestSourceChangedAfterCorrectionBlocksTheDay(t *testing.T) {
 }
 
 func TestLedgerIsAppendOnly(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	correctionDay(e)
 	r := base(helsinki)
@@ -325,6 +330,7 @@ func TestLedgerIsAppendOnly(t *testing.T) {
 }
 
 func TestDatabaseDown(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	correctionDay(e)
 	r := base(helsinki)
@@ -350,30 +356,29 @@ func TestDatabaseDown(t *testing.T) {
 		r + "/payment-correction-workspace?scope=day&start_date=2026-07-01&end_date=2026-07-01",
 		r + "/accounting-summary?scope=day&start_date=2026-07-01&end_date=2026-07-01",
 	} {
-		status, body := e.get(path, helsinki)
-		if status != http.StatusServiceUnavailable || body["error"] != "service_unavailable" {
-			t.Errorf("GET %s: %d %v", path, status, body)
+		if a := e.refusal(path, helsinki, nil); a.Status != http.StatusServiceUnavailable || a.Error != "service_unavailable" {
+			t.Errorf("GET %s: %d %s", path, a.Status, a.Raw)
 		}
 	}
 	for path, b := range map[string]map[string]any{
 		r + "/payment-corrections/preview": previewBody("correct", "cash"),
 		r + "/payment-corrections/apply":   writeBody(pv, domain.NewID()),
 	} {
-		status, body := e.post(path, helsinki, b)
-		if status != http.StatusServiceUnavailable || body["error"] != "capability_disabled" {
-			t.Errorf("POST %s: %d %v", path, status, body)
+		if a := e.refusal(path, helsinki, b); a.Status != http.StatusServiceUnavailable || a.Error != "capability_disabled" {
+			t.Errorf("POST %s: %d %s", path, a.Status, a.Raw)
 		}
 	}
 }
 
 func TestWriteBoundsAndIsolation(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	correctionDay(e)
 	r := base(helsinki)
 	big := previewBody("correct", "cash")
 	big["reason"] = strings.Repeat("x", 1<<20)
-	if status, body := e.post(r+"/payment-corrections/preview", helsinki, big); status != http.StatusRequestEntityTooLarge || body["error"] != "payload_too_large" {
-		t.Fatalf("big body: %d %v", status, body)
+	if a := e.refusal(r+"/payment-corrections/preview", helsinki, big); a.Status != http.StatusRequestEntityTooLarge || a.Error != "payload_too_large" {
+		t.Fatalf("big body: %d %s", a.Status, a.Raw)
 	}
 	// another restaurant's context cannot reach this restaurant's sources
 	if status, _ := e.post(base(other)+"/payment-corrections/preview", other, previewBody("correct", "cash")); status != http.StatusNotFound {
@@ -391,6 +396,59 @@ func TestWriteBoundsAndIsolation(t *testing.T) {
 	} {
 		if status, body := e.get(r+"/payment-correction-workspace?"+q, helsinki); status != http.StatusBadRequest {
 			t.Errorf("%s: %d %v", q, status, body)
+		}
+	}
+}
+
+// TestBodyErrorsNameTheField: a bad date, a wrong type or text that is not
+// UTF-8 without NUL in a correction body is a 400 naming the field as the
+// body spells it and what it must be (a NUL in sourceRecordId, sourceKind
+// or reason reached Postgres and answered 500).
+func TestBodyErrorsNameTheField(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	correctionDay(e)
+	r := base(helsinki)
+	preview := func(field, raw string) string {
+		b := previewBody("correct", "cash")
+		delete(b, field)
+		body := strings.Replace(string(mustJSON(t, b)), "{", `{"`+field+`":`+raw+`,`, 1)
+		status, out := e.do(http.MethodPost, r+"/payment-corrections/preview", helsinki, strings.NewReader(body), nil)
+		if status != http.StatusBadRequest {
+			t.Fatalf("%s=%s: %d %s", field, raw, status, out)
+		}
+		return decode(t, out)["message"].(string)
+	}
+	for _, tc := range []struct{ field, raw, want string }{
+		{"businessDate", `"15.11.2026"`, "businessDate must be a YYYY-MM-DD date."},
+		{"businessDate", `"2026-02-30"`, "businessDate must be a YYYY-MM-DD date."},
+		{"businessDate", `20261115`, "businessDate must be a YYYY-MM-DD date."},
+		{"sourceRecordId", `"o-1\u0000"`, "sourceRecordId is not valid text: send UTF-8 without NUL characters."},
+		{"sourceKind", `"order\u0000"`, "sourceKind is not valid text: send UTF-8 without NUL characters."},
+		{"reason", `"Paid\u0000"`, "reason is not valid text: send UTF-8 without NUL characters."},
+		{"reason", "\"Paid \xff\"", "reason is not valid text: send UTF-8 without NUL characters."},
+	} {
+		if got := preview(tc.field, tc.raw); got != tc.want {
+			t.Errorf("%s=%s: %q, want %q", tc.field, tc.raw, got, tc.want)
+		}
+	}
+	_, p := e.post(r+"/payment-corrections/preview", helsinki, previewBody("correct", "cash"))
+	apply := writeBody(data(t, p), "6e000000-0000-4000-8000-000000000001")
+	for field, tc := range map[string]struct {
+		value any
+		want  string
+	}{
+		"expiresAt": {"soon", "expiresAt must be an RFC 3339 date-time (2026-11-15T09:30:00Z)."},
+		"confirmed": {"yes", "confirmed must be true or false."},
+	} {
+		b := map[string]any{}
+		for k, v := range apply {
+			b[k] = v
+		}
+		b[field] = tc.value
+		status, out := e.post(r+"/payment-corrections/apply", helsinki, b)
+		if status != http.StatusBadRequest || out["message"] != tc.want {
+			t.Errorf("%s: %d %v, want %q", field, status, out, tc.want)
 		}
 	}
 }

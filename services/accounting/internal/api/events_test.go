@@ -55,6 +55,7 @@ func (e *env) wantEvents(step string, types ...string) []event {
 // refund event as the refunds page shows it; an apply and an undo with the
 // result's ids; nothing for a replay, a known refund, a rejected write.
 func TestWritesRecordEvents(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	correctionDay(e)
 	e.wantEvents("sources only")

@@ -67,6 +67,7 @@ func golden(t *testing.T, s *stable, name string, raw []byte) {
 // report, the workspace, a preview, the apply, the report again and the
 // undo; the answers are the golden files the document quotes.
 func TestWorkedExample(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	correctionDay(e)
 	s := &stable{keep: map[string]bool{helsinki: true}, seen: map[string]string{}}

@@ -18,6 +18,7 @@ func refundIDs(t *testing.T, page map[string]any) []string {
 }
 
 func TestRefundEvents(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.ingest(
 		source(helsinki, "june-sale", "card", 5000, hel(2026, 6, 30, 20, 0)),
@@ -102,6 +103,7 @@ func TestRefundEvents(t *testing.T) {
 }
 
 func TestIngestion(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	good := source(helsinki, "i-1", "card", 1000, hel(2026, 6, 1, 12, 0))
 	bad := source(helsinki, "i-2", "card", 1000, hel(2026, 6, 1, 12, 0), set("grossByRateMinor", rec{"zero": 0, "special": 0, "reduced": 1, "standard": 0, "unknown": 0}))
@@ -157,6 +159,7 @@ func TestIngestion(t *testing.T) {
 }
 
 func TestAccountingSummary(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.ingest(
 		source(helsinki, "s-1", "card", 2000, hel(2026, 6, 10, 12, 0), set("discountMinor", 150), set("tipMinor", 100)),

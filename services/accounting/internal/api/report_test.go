@@ -78,6 +78,7 @@ func warningCodes(rep map[string]any) []string {
 }
 
 func TestReportArithmeticAndMonthIsSumOfDays(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	var recs []rec
 	methods := []string{"card", "cash", "online", "wolt"}
@@ -136,6 +137,7 @@ func TestReportArithmeticAndMonthIsSumOfDays(t *testing.T) {
 }
 
 func TestReportParameters(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	for _, tc := range []struct{ query, want string }{
 		{"scope=day&start_date=2026-06-01&end_date=2026-06-02", "scope=day"},
@@ -146,9 +148,8 @@ func TestReportParameters(t *testing.T) {
 		{"scope=day&start_date=2026-06-02&end_date=2026-06-01", "before"},
 		{"scope=day&start_date=2026-06-01&end_date=2026-06-01&foo=1", "foo"},
 	} {
-		status, body := e.get("/v1/restaurants/"+helsinki+"/payment-report?"+tc.query, helsinki)
-		if status != http.StatusBadRequest || !strings.Contains(fmt.Sprint(body["message"]), tc.want) {
-			t.Errorf("%s: %d %v", tc.query, status, body)
+		if a := e.refusal("/v1/restaurants/"+helsinki+"/payment-report?"+tc.query, helsinki, nil); a.Status != http.StatusBadRequest || !strings.Contains(a.Message, tc.want) {
+			t.Errorf("%s: %d %s", tc.query, a.Status, a.Raw)
 		}
 	}
 	// a restaurant outside the grant
@@ -159,6 +160,7 @@ func TestReportParameters(t *testing.T) {
 }
 
 func TestReportStatusesAndWarnings(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.ingest(
 		source(helsinki, "a", "card", 2000, hel(2026, 6, 10, 12, 0)),
@@ -216,6 +218,7 @@ func TestReportStatusesAndWarnings(t *testing.T) {
 }
 
 func TestBusinessDayCutoffAndDST(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ny, _ := time.LoadLocation("America/New_York")
 	e.ingest(

@@ -1,15 +1,11 @@
 package api_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
-	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -17,15 +13,14 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"gorm.io/gorm"
-	"partnerapi.dev/pkg/apispec"
 	"partnerapi.dev/pkg/config"
-	"partnerapi.dev/pkg/cursor"
 	"partnerapi.dev/pkg/database"
 	"partnerapi.dev/pkg/internalctx"
+	"partnerapi.dev/pkg/service"
+	"partnerapi.dev/pkg/servicetest"
 	"partnerapi.dev/pkg/testenv"
-	"partnerapi.dev/services/accounting/internal/api"
-	"partnerapi.dev/services/accounting/internal/domain"
-	"partnerapi.dev/services/accounting/internal/store"
+	acctconfig "partnerapi.dev/services/accounting/internal/config"
+	"partnerapi.dev/services/accounting/internal/server"
 	"partnerapi.dev/services/accounting/migrations"
 )
 
@@ -60,10 +55,11 @@ func (c *clock) add(d time.Duration) {
 }
 
 type env struct {
+	*servicetest.Client
 	t     testing.TB
 	app   *fiber.App
-	keys  *internalctx.Keyring
 	db    *database.DB
+	reads *database.Reads
 	url   string
 	clock *clock
 }
@@ -71,55 +67,29 @@ type env struct {
 func newEnv(t testing.TB) *env {
 	t.Helper()
 	url := testenv.NewDatabase(t, "accounting", database.MigrateURL("accounting", migrations.FS, migrations.Go()...))
-	ctx := context.Background()
-	db, err := database.Open(ctx, database.Config{URL: config.Secret(url), MaxOpenConns: 20}, "accounting")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = db.Close(ctx) })
-	keys, err := internalctx.ParseKeys("k1:" + base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{7}, 32)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := &clock{t: time.Date(2026, 7, 20, 10, 0, 0, 0, time.UTC)}
-	svc := &domain.Service{Repo: &store.Store{DB: db.Gorm}, Now: c.now}
-	h := &api.Handlers{Service: svc, Cursors: cursor.New(bytes.Repeat([]byte{9}, 32)), Keys: keys, IngestToken: token}
-	return &env{t: t, app: h.App(nil), keys: keys, db: db, url: url, clock: c}
+	return newEnvOn(t, database.Config{URL: config.Secret(url), MaxOpenConns: 20})
 }
 
-func (e *env) sign(req *http.Request, tenant string, scopes []string) {
-	ten := tenants[tenant]
-	req.Header.Set(internalctx.Header, e.keys.Sign(internalctx.Context{ClientID: "client-1", UserID: "u", GrantID: "g",
-		Scopes: scopes, Tenant: &ten, RequestID: "req-1", IssuedAt: time.Now().Unix()}))
+// newEnvOn is an env on the database of cfg, reading from its replica when
+// cfg names one.
+func newEnvOn(t testing.TB, cfg database.Config) *env {
+	t.Helper()
+	url := cfg.URL.Reveal()
+	db, reads := servicetest.Open(t, cfg, "accounting")
+	c := &clock{t: time.Date(2026, 7, 20, 10, 0, 0, 0, time.UTC)}
+	var sc acctconfig.Serve
+	srv := servicetest.Serve(t, &sc, map[string]string{"DATABASE_URL": url, "CURSOR_KEY": servicetest.CursorKey, "INGEST_TOKEN": token},
+		service.Process{DB: db, Reads: reads, Now: c.now}, server.Build)
+	client := servicetest.NewClient(t, srv.Public, sc.Keys(), allScopes...)
+	client.Tenants, client.Timeout = tenants, time.Minute
+	return &env{Client: client, t: t, app: srv.Public, db: db, reads: reads, url: url, clock: c}
 }
 
 // do sends a request; tenant "" sends no internal context. Every partner
 // answer is checked against the OpenAPI document.
 func (e *env) do(method, path, tenant string, body io.Reader, header map[string]string) (int, []byte) {
 	e.t.Helper()
-	req := httptest.NewRequest(method, path, body)
-	if tenant != "" {
-		e.sign(req, tenant, allScopes)
-	}
-	if body != nil && header == nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	for k, v := range header {
-		req.Header.Set(k, v)
-	}
-	resp, err := e.app.Test(req, 60_000)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	if strings.HasPrefix(path, "/v1/") {
-		u, _ := url.Parse(path)
-		h := resp.Header.Clone()
-		h.Set("RateLimit-Policy", `"partner";q=60;w=60`)
-		apispec.ValidateResponse(e.t, method, u.Path, u.Query(), resp.StatusCode, h, raw)
-	}
-	return resp.StatusCode, raw
+	return e.Do(method, path, tenant, body, header)
 }
 
 func (e *env) get(path, tenant string) (int, map[string]any) {
@@ -134,8 +104,22 @@ func (e *env) post(path, tenant string, body any) (int, map[string]any) {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	status, out := e.do(http.MethodPost, path, tenant, bytes.NewReader(raw), nil)
+	status, out := e.Do(http.MethodPost, path, tenant, raw, nil)
 	return status, decode(e.t, out)
+}
+
+// refusal is a GET (body nil) or a POST of body as JSON whose answer is
+// read as the error envelope.
+func (e *env) refusal(path, tenant string, body any) servicetest.Answer[json.RawMessage] {
+	e.t.Helper()
+	if body == nil {
+		return servicetest.Call[json.RawMessage](e.Client, http.MethodGet, path, tenant, nil)
+	}
+	raw, err := json.Marshal(body)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return servicetest.Call[json.RawMessage](e.Client, http.MethodPost, path, tenant, raw)
 }
 
 func decode(t testing.TB, raw []byte) map[string]any {
@@ -156,8 +140,7 @@ func (e *env) ingest(records ...rec) {
 }
 
 func (e *env) ingestRaw(body string) (int, []byte) {
-	return e.do(http.MethodPost, "/internal/v1/accounting/ingest", "", strings.NewReader(body),
-		map[string]string{"Authorization": "Bearer " + token, "Content-Type": "application/x-ndjson"})
+	return e.Ingest("/internal/v1/accounting/ingest", token, body)
 }
 
 func ndjson(records ...rec) string {
@@ -269,3 +252,6 @@ func openAdmin(t testing.TB, url string) *gorm.DB {
 	t.Cleanup(func() { _ = db.Close(context.Background()) })
 	return db.Gorm
 }
+
+// use makes t the test e reports to (a fuzz target's).
+func (e *env) use(t testing.TB) { e.t = t; e.Use(t) }

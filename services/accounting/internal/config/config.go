@@ -7,31 +7,27 @@ import (
 	"errors"
 
 	"partnerapi.dev/pkg/config"
-	"partnerapi.dev/pkg/database"
-	"partnerapi.dev/pkg/internalctx"
+	"partnerapi.dev/pkg/service"
 	"partnerapi.dev/services/contracts/eventsclient"
 )
 
-// Database is what migrate and import need.
-type Database struct {
-	Database database.Config
+// Serve is what serve needs (migrate and import need DATABASE_URL only).
+type Serve struct {
+	HTTPAddr         string `env:"HTTP_ADDR, default=127.0.0.1:8083"`
+	InternalHTTPAddr string `env:"INTERNAL_HTTP_ADDR, default=127.0.0.1:9083"`
+	service.Config
+	CursorKey   config.Secret `env:"CURSOR_KEY, required"`
+	IngestToken config.Secret `env:"INGEST_TOKEN, required"`
+	Events      eventsclient.Config
 }
 
-// Serve is what serve needs.
-type Serve struct {
-	HTTPAddr            string `env:"HTTP_ADDR, default=127.0.0.1:8083"`
-	InternalHTTPAddr    string `env:"INTERNAL_HTTP_ADDR, default=127.0.0.1:9083"`
-	Database            database.Config
-	InternalContextKeys config.Secret `env:"INTERNAL_CONTEXT_KEYS, required"`
-	CursorKey           config.Secret `env:"CURSOR_KEY, required"`
-	IngestToken         config.Secret `env:"INGEST_TOKEN, required"`
-	Events              eventsclient.Config
-}
+// Addrs are the public and internal listen addresses.
+func (c *Serve) Addrs() (string, string) { return c.HTTPAddr, c.InternalHTTPAddr }
 
 // Validate checks the secrets' shapes.
 func (c *Serve) Validate() error {
-	if _, err := internalctx.ParseKeys(c.InternalContextKeys.Reveal()); err != nil {
-		return errors.New("INTERNAL_CONTEXT_KEYS: " + err.Error())
+	if err := c.Config.Validate(); err != nil {
+		return err
 	}
 	if _, err := c.CursorKeyBytes(); err != nil {
 		return err

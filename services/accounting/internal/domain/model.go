@@ -235,6 +235,7 @@ type Reader interface {
 	RefundFlags(ctx context.Context, restaurant string, start, end bizdate.Date) (RefundFlags, error)
 	Source(ctx context.Context, restaurant, kind, recordID string) (Source, error)
 	Revision(ctx context.Context, restaurant string, date bizdate.Date) (string, error)
+	RefundTotals(ctx context.Context, restaurant string, start, end bizdate.Date) ([]RefundTotals, error)
 }
 
 // DayWriter is a Reader inside a transaction holding the day lock, which
@@ -306,7 +307,9 @@ type Repository interface {
 	Reader
 	Ingest(ctx context.Context, b Batch) error
 	Refunds(ctx context.Context, f RefundFilter) ([]RefundEvent, error)
-	RefundTotals(ctx context.Context, restaurant string, start, end bizdate.Date) ([]RefundTotals, error)
+	// Snapshot runs read against one consistent moment of the data, so an
+	// answer built from several reads never mixes two states of a day.
+	Snapshot(ctx context.Context, read func(Reader) error) error
 	WorkspaceSources(ctx context.Context, restaurant string, start, end bizdate.Date, query string, limit int) ([]Source, error)
 	// WriteDay runs write once per (scope, key) in one transaction that
 	// holds the day lock of (restaurant, date), with the idempotency

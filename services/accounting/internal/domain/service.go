@@ -7,15 +7,14 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"log/slog"
-	"net/url"
 	"regexp"
 	"slices"
-	"strconv"
 	"time"
 	"unicode/utf8"
 
 	"partnerapi.dev/pkg/bizdate"
 	"partnerapi.dev/pkg/fault"
+	"partnerapi.dev/pkg/idempotency"
 	"partnerapi.dev/services/contracts"
 )
 
@@ -44,59 +43,23 @@ type PeriodQuery struct {
 	Start, End bizdate.Date
 }
 
-func onlyParams(q url.Values, allowed ...string) error {
-	for k, v := range q {
-		if !slices.Contains(allowed, k) {
-			return invalid("Query parameter %q is not supported here.", k)
-		}
-		if len(v) > 1 {
-			return invalid("Query parameter %q is given more than once.", k)
-		}
+// CheckWindow checks a window of business dates: start not after end, at
+// most MaxWindowDays dates.
+func CheckWindow(start, end bizdate.Date) error {
+	if end.Before(start) {
+		return invalid("end_date must not be before start_date.")
+	}
+	if start.DaysInclusive(end) > MaxWindowDays {
+		return invalid("The window from start_date to end_date holds at most %d dates.", MaxWindowDays)
 	}
 	return nil
 }
 
-func dateParam(q url.Values, name string) (bizdate.Date, error) {
-	v := q.Get(name)
-	if v == "" {
-		return bizdate.Date{}, invalid("%s is required (YYYY-MM-DD).", name)
-	}
-	d, err := bizdate.Parse(v)
-	if err != nil {
-		return bizdate.Date{}, invalid("%s must be a YYYY-MM-DD date.", name)
-	}
-	return d, nil
-}
-
-func window(q url.Values) (bizdate.Date, bizdate.Date, error) {
-	start, err := dateParam(q, "start_date")
-	if err != nil {
-		return start, start, err
-	}
-	end, err := dateParam(q, "end_date")
-	if err != nil {
-		return start, end, err
-	}
-	if end.Before(start) {
-		return start, end, invalid("end_date must not be before start_date.")
-	}
-	if start.DaysInclusive(end) > MaxWindowDays {
-		return start, end, invalid("The window from start_date to end_date holds at most %d dates.", MaxWindowDays)
-	}
-	return start, end, nil
-}
-
-// ParsePeriod reads start_date, end_date and scope: a day is one date, a
-// month stays within one calendar month.
-func ParsePeriod(q url.Values, extra ...string) (PeriodQuery, error) {
-	if err := onlyParams(q, append([]string{"organization_id", "start_date", "end_date", "scope"}, extra...)...); err != nil {
-		return PeriodQuery{}, err
-	}
-	start, end, err := window(q)
-	if err != nil {
-		return PeriodQuery{}, err
-	}
-	p := PeriodQuery{Scope: q.Get("scope"), Start: start, End: end}
+// NewPeriod is a report period of scope from start to end (a window
+// CheckWindow accepted): a day is one date, a month stays within one
+// calendar month.
+func NewPeriod(scope string, start, end bizdate.Date) (PeriodQuery, error) {
+	p := PeriodQuery{Scope: scope, Start: start, End: end}
 	switch p.Scope {
 	case "day":
 		if start != end {
@@ -115,8 +78,12 @@ func ParsePeriod(q url.Values, extra ...string) (PeriodQuery, error) {
 }
 
 // Report is the payment report of a period.
-func (s *Service) Report(ctx context.Context, t Tenant, p PeriodQuery, readOnly bool) (Report, error) {
-	return buildFrom(ctx, s.Repo, t, p, readOnly, nil)
+func (s *Service) Report(ctx context.Context, t Tenant, p PeriodQuery, readOnly bool) (rep Report, err error) {
+	err = s.Repo.Snapshot(ctx, func(r Reader) error {
+		rep, err = buildFrom(ctx, r, t, p, readOnly, nil)
+		return err
+	})
+	return rep, err
 }
 
 // buildFrom reads a report's inputs from r; extra rows are appended to the
@@ -170,25 +137,14 @@ type Workspace struct {
 	CanWrite     bool         `json:"canWrite"`
 }
 
-// ParseWorkspace reads the workspace's query: a report period not after
-// today's business date and an optional query of 1 to 255 characters.
-func (s *Service) ParseWorkspace(q url.Values, t Tenant) (PeriodQuery, string, error) {
-	p, err := ParsePeriod(q, "query")
-	if err != nil {
-		return p, "", err
-	}
+// CheckWorkspace checks the workspace's period: not after today's business
+// date.
+func (s *Service) CheckWorkspace(t Tenant, p PeriodQuery) error {
 	today := bizdate.Of(s.now(), t.Loc, t.DayStartHour)
 	if p.End.After(today) {
-		return p, "", invalid("end_date must not be after today's business date (%s).", today)
+		return invalid("end_date must not be after today's business date (%s).", today)
 	}
-	query, has := q["query"]
-	if has && (len(query[0]) == 0 || utf8.RuneCountInString(query[0]) > 255) {
-		return p, "", invalid("query must be 1 to 255 characters.")
-	}
-	if has {
-		return p, query[0], nil
-	}
-	return p, "", nil
+	return nil
 }
 
 // Workspace returns the report and up to 500 sources of the period.
@@ -268,7 +224,7 @@ func (in CorrectionInput) validate() error {
 			return invalid("toMethodKey is required with action correct.")
 		}
 		if !KnownMethod(*in.ToMethodKey) {
-			return invalid("toMethodKey %q is not a supported method; use one of the workspace's methods.", *in.ToMethodKey)
+			return invalid("toMethodKey is not a supported method; use one of the workspace's methods.")
 		}
 	case "undo":
 		if in.ToMethodKey != nil {
@@ -298,7 +254,7 @@ func (in WriteInput) validate(action string) error {
 		return invalid("expiresAt is required: the preview's expiresAt, unchanged.")
 	case in.Confirmed == nil || !*in.Confirmed:
 		return invalid("confirmed must be true.")
-	case !IsUUID(in.IdempotencyKey):
+	case !idempotency.ValidKey(in.IdempotencyKey):
 		return invalid("idempotencyKey must be a UUID.")
 	}
 	return nil
@@ -381,17 +337,27 @@ func (s *Service) Preview(ctx context.Context, t Tenant, in CorrectionInput) (Pr
 	if err := in.validate(); err != nil {
 		return Preview{}, err
 	}
-	src, c, rev, err := plan(ctx, s.Repo, t, in)
-	if err != nil {
-		return Preview{}, err
-	}
-	day := PeriodQuery{Scope: "day", Start: src.BusinessDate, End: src.BusinessDate}
-	before, err := buildFrom(ctx, s.Repo, t, day, false, nil)
-	if err != nil {
-		return Preview{}, err
-	}
-	c.ID, c.BatchID, c.RevisionID, c.CreatedAt = "00000000-0000-4000-8000-000000000000", "00000000-0000-4000-8000-000000000000", rev, s.now()
-	after, err := buildFrom(ctx, s.Repo, t, day, false, &c)
+	// The revision, the source and both reports are read at one moment, so
+	// the preview's reports are those of the revision it names.
+	var (
+		src           Source
+		c             Correction
+		rev           string
+		before, after Report
+	)
+	err := s.Repo.Snapshot(ctx, func(r Reader) error {
+		var err error
+		if src, c, rev, err = plan(ctx, r, t, in); err != nil {
+			return err
+		}
+		day := PeriodQuery{Scope: "day", Start: src.BusinessDate, End: src.BusinessDate}
+		if before, err = buildFrom(ctx, r, t, day, false, nil); err != nil {
+			return err
+		}
+		c.ID, c.BatchID, c.RevisionID, c.CreatedAt = "00000000-0000-4000-8000-000000000000", "00000000-0000-4000-8000-000000000000", rev, s.now()
+		after, err = buildFrom(ctx, r, t, day, false, &c)
+		return err
+	})
 	if err != nil {
 		return Preview{}, err
 	}
@@ -475,40 +441,6 @@ type RefundQuery struct {
 	OrderID    *string
 	Limit      int
 	Cursor     string
-}
-
-// ParseRefunds reads the refunds query: a window of at most 31 dates, an
-// optional exact order id, limit 1 to 200 (50), an optional cursor.
-func ParseRefunds(q url.Values) (RefundQuery, error) {
-	if err := onlyParams(q, "organization_id", "start_date", "end_date", "order_id", "cursor", "limit"); err != nil {
-		return RefundQuery{}, err
-	}
-	start, end, err := window(q)
-	if err != nil {
-		return RefundQuery{}, err
-	}
-	rq := RefundQuery{Start: start, End: end, Limit: 50}
-	if v, ok := q["order_id"]; ok {
-		if len(v[0]) == 0 || len(v[0]) > 255 {
-			return rq, invalid("order_id must be 1 to 255 characters.")
-		}
-		id := v[0]
-		rq.OrderID = &id
-	}
-	if v := q.Get("limit"); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > 200 {
-			return rq, invalid("limit must be an integer from 1 to 200.")
-		}
-		rq.Limit = n
-	}
-	if v, ok := q["cursor"]; ok {
-		if len(v[0]) == 0 || len(v[0]) > 1024 {
-			return rq, invalid("cursor is invalid; pass nextCursor unchanged.")
-		}
-		rq.Cursor = v[0]
-	}
-	return rq, nil
 }
 
 // RefundPage is one page of refund events.

@@ -76,11 +76,18 @@ type RefundDaySummary struct {
 
 // Summary calculates the accounting summary of a period.
 func (s *Service) Summary(ctx context.Context, t Tenant, p PeriodQuery) (Summary, error) {
-	days, err := s.Repo.DayTotals(ctx, t.ID, p.Start, p.End)
-	if err != nil {
-		return Summary{}, err
-	}
-	refunds, err := s.Repo.RefundTotals(ctx, t.ID, p.Start, p.End)
+	var (
+		days    []DayTotals
+		refunds []RefundTotals
+	)
+	err := s.Repo.Snapshot(ctx, func(r Reader) error {
+		var err error
+		if days, err = r.DayTotals(ctx, t.ID, p.Start, p.End); err != nil {
+			return err
+		}
+		refunds, err = r.RefundTotals(ctx, t.ID, p.Start, p.End)
+		return err
+	})
 	if err != nil {
 		return Summary{}, err
 	}

@@ -81,7 +81,7 @@ func TestBulkIngestMatchesIngest(t *testing.T) {
 		refundLine("r1", 100),
 		sourceLine("c", "2026-07-20T09:00:00Z", "card", 700),
 		refundLine("r2", 200),
-		refundLine("r1", 150), // sent again in the same load: the last line wins, one event
+		refundLine("r1", 150),                                // sent again in the same load: the last line wins, one event
 		sourceLine("b", "2026-07-18T10:00:00Z", "card", 600), // b again, on another day: this line wins
 	}
 	// The second load moves "c" to another day and method and sends "a"

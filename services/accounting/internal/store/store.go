@@ -6,6 +6,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,6 +18,7 @@ import (
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 	"partnerapi.dev/pkg/bizdate"
+	"partnerapi.dev/pkg/database"
 	"partnerapi.dev/pkg/fault"
 	"partnerapi.dev/pkg/idempotency"
 	"partnerapi.dev/pkg/outbox"
@@ -26,7 +28,21 @@ import (
 
 // Store implements domain.Repository.
 type Store struct {
+	// DB is the primary: every write, and the reads made under a write's
+	// locks.
 	DB *gorm.DB
+	// Reads, when set, serves the reads outside writes (reports, previews,
+	// refunds, the summary and the workspace) from a streaming replica that
+	// has replayed every write committed before the read began.
+	Reads *database.Reads
+}
+
+// readDB is where a read outside a write goes.
+func (s *Store) readDB(ctx context.Context) *gorm.DB {
+	if s.Reads != nil {
+		return s.Reads.Gorm(ctx)
+	}
+	return s.DB.WithContext(ctx)
 }
 
 var _ domain.Repository = (*Store)(nil)
@@ -34,7 +50,7 @@ var _ domain.Repository = (*Store)(nil)
 // reader answers the reads from a pool or a transaction.
 type reader struct{ db *gorm.DB }
 
-func (s *Store) r(ctx context.Context) reader { return reader{s.DB.WithContext(ctx)} }
+func (s *Store) r(ctx context.Context) reader { return reader{s.readDB(ctx)} }
 
 // DayLockKey is the advisory lock key of (restaurant, business date).
 func DayLockKey(restaurant string, date bizdate.Date) int64 {
@@ -45,6 +61,28 @@ func DayLockKey(restaurant string, date bizdate.Date) int64 {
 
 func lockDay(tx *gorm.DB, restaurant string, date bizdate.Date) error {
 	return tx.Exec(`SELECT pg_advisory_xact_lock(?)`, DayLockKey(restaurant, date)).Error
+}
+
+// lockIngestion takes the ingestion locks of the restaurants (in order, so
+// two ingestions never wait for each other in a circle). An ingestion holds
+// them before it reads which days its sources were on: another ingestion
+// moving one of those sources to another day has then committed, and the
+// day it left is rebuilt too. Corrections do not take them. The table lock
+// waits for a bulk load in progress (which holds payment_sources in SHARE
+// ROW EXCLUSIVE mode) for the same reason; ingestions do not wait for each
+// other on it.
+func lockIngestion(tx *gorm.DB, restaurants []string) error {
+	if err := tx.Exec(`LOCK TABLE payment_sources IN ROW EXCLUSIVE MODE`).Error; err != nil {
+		return err
+	}
+	for _, r := range restaurants {
+		h := fnv.New64a()
+		_, _ = h.Write([]byte("accounting.ingestion/" + r))
+		if err := tx.Exec(`SELECT pg_advisory_xact_lock(?)`, int64(h.Sum64()&0x7fffffffffffffff)).Error; err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 type dayKey struct {
@@ -116,7 +154,16 @@ func (s *Store) Ingest(ctx context.Context, b domain.Batch) error {
 	if err != nil {
 		return err
 	}
+	var restaurants []string
+	for _, r := range sources {
+		restaurants = append(restaurants, strings.ToLower(r.RestaurantID))
+	}
+	slices.Sort(restaurants)
+	restaurants = slices.Compact(restaurants)
 	return s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := lockIngestion(tx, restaurants); err != nil {
+			return err
+		}
 		touched := map[dayKey]bool{}
 		keys := make([][]any, 0, len(sources))
 		for _, r := range sources {
@@ -584,7 +631,7 @@ type refundRow struct {
 // Refunds reads refund events in (refund business date, occurred at, id)
 // order after the filter's position.
 func (s *Store) Refunds(ctx context.Context, f domain.RefundFilter) ([]domain.RefundEvent, error) {
-	q := s.DB.WithContext(ctx).Table("refund_events").
+	q := s.readDB(ctx).Table("refund_events").
 		Select("refund_id, kind, occurred_at, refund_business_date, order_id, original_business_date, method_key, amount_minor, returned_lines::text AS returned_lines, impact_gross_minor, impact_net_minor, impact_vat_minor, impact_vat_by_rate::text AS impact_vat_by_rate, legacy_timing, fingerprint").
 		Where("restaurant_id = ? AND refund_business_date BETWEEN ?::date AND ?::date", f.RestaurantID, f.Start.String(), f.End.String())
 	if f.OrderID != nil {
@@ -621,12 +668,16 @@ func (s *Store) Refunds(ctx context.Context, f domain.RefundFilter) ([]domain.Re
 // RefundTotals sums the period's refund events per refund business date and
 // kind.
 func (s *Store) RefundTotals(ctx context.Context, restaurant string, start, end bizdate.Date) ([]domain.RefundTotals, error) {
+	return s.r(ctx).RefundTotals(ctx, restaurant, start, end)
+}
+
+func (r reader) RefundTotals(_ context.Context, restaurant string, start, end bizdate.Date) ([]domain.RefundTotals, error) {
 	var rows []struct {
 		RefundBusinessDate                      time.Time
 		Kind                                    string
 		Count, Amount, Gross, Net, Vat, Unknown int64
 	}
-	err := s.DB.WithContext(ctx).Raw(`SELECT refund_business_date, kind, count(*) AS count, sum(amount_minor) AS amount,
+	err := r.db.Raw(`SELECT refund_business_date, kind, count(*) AS count, sum(amount_minor) AS amount,
   coalesce(sum(impact_gross_minor), 0) AS gross, coalesce(sum(impact_net_minor), 0) AS net, coalesce(sum(impact_vat_minor), 0) AS vat,
   count(*) FILTER (WHERE kind = 'refund' AND impact_gross_minor IS NULL) AS unknown
 FROM refund_events WHERE restaurant_id = ? AND refund_business_date BETWEEN ?::date AND ?::date
@@ -664,7 +715,7 @@ SELECT s.source_kind, s.source_record_id, s.receipt_hash, s.parent_receipt_hash,
 FROM page s LEFT JOIN groups gr ON gr.source_group_id = s.source_group_id
 ORDER BY s.business_date, s.source_kind, s.source_record_id`
 	var rows []sourceRow
-	err := s.DB.WithContext(ctx).Raw(sql, args).Scan(&rows).Error
+	err := s.readDB(ctx).Raw(sql, args).Scan(&rows).Error
 	return sources(rows), err
 }
 
@@ -699,6 +750,21 @@ func (w dayWriter) Record(_ context.Context, e domain.Event) error {
 
 // WriteDay runs write in one transaction with the idempotency record, after
 // taking the day lock.
+// Snapshot runs read against one moment of the data: a read-only
+// REPEATABLE READ transaction, so that a report's totals, ledger and sources
+// agree with each other while ingestion and corrections commit between its
+// statements. It is rolled back at the end: it wrote nothing, and a read
+// that failed inside it (a ledger a report is answered without) must not
+// turn into a failed commit.
+func (s *Store) Snapshot(ctx context.Context, read func(domain.Reader) error) error {
+	tx := s.readDB(ctx).Begin(&sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true})
+	if tx.Error != nil {
+		return tx.Error
+	}
+	defer tx.Rollback()
+	return read(reader{tx})
+}
+
 func (s *Store) WriteDay(ctx context.Context, req domain.WriteRequest, restaurant string, date bizdate.Date, write func(domain.DayWriter) (any, error)) (domain.WriteResult, error) {
 	res, err := idempotency.Run(ctx, s.DB, idempotency.Request{Scope: req.Scope, Key: req.Key, Body: req.Body}, func(tx *gorm.DB) (int, any, error) {
 		if err := lockDay(tx, restaurant, date); err != nil {

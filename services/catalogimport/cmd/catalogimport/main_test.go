@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	_ "github.com/jackc/pgx/v5/stdlib"
+	"partnerapi.dev/pkg/service"
 	"partnerapi.dev/pkg/testenv"
 )
 
@@ -19,7 +20,7 @@ func TestMigrateCommand(t *testing.T) {
 	t.Setenv("DATABASE_URL", url)
 	ctx := context.Background()
 	for range 2 {
-		if err := run(ctx, []string{"migrate"}); err != nil {
+		if err := service.Run(ctx, spec, []string{"migrate"}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -36,7 +37,7 @@ func TestMigrateCommand(t *testing.T) {
 	if n != 3 {
 		t.Fatalf("%d of the 3 tables exist", n)
 	}
-	if err := run(ctx, []string{"import"}); err == nil || !strings.Contains(err.Error(), "serve or migrate") {
+	if err := service.Run(ctx, spec, []string{"import"}); err == nil || !strings.Contains(err.Error(), "serve, migrate or check-config") {
 		t.Fatalf("unknown command: %v", err)
 	}
 }

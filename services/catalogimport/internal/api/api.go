@@ -6,6 +6,7 @@ package api
 
 import (
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
@@ -51,10 +52,9 @@ func Internal(ready []httpx.Check, metrics http.Handler) *fiber.App {
 
 // restaurantOf checks that the gateway authorized the restaurant in the path.
 func restaurantOf(c *fiber.Ctx) (string, error) {
-	ic := internalctx.From(c)
-	id := strings.ToLower(c.Params("restaurantId"))
-	if ic.Tenant == nil || strings.ToLower(ic.Tenant.ID) != id {
-		return "", httpx.NotFound()
+	_, id, err := internalctx.PathTenant(c)
+	if err != nil {
+		return "", err
 	}
 	return id, nil
 }
@@ -153,20 +153,24 @@ func (h *Handlers) apply(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return h.respond(c, res.Status, res.Data, appliedViewB)
+	return h.respond(c, statusOf(res.Outcome), res.Data, appliedViewB)
+}
+
+// statusOf is the HTTP status answering an apply's outcome.
+func statusOf(o domain.Outcome) int {
+	if o == domain.Created {
+		return http.StatusCreated
+	}
+	return http.StatusOK
 }
 
 // noQueryBut refuses query parameters other than organization_id (the
 // gateway's).
 func noQueryBut(c *fiber.Ctx) error {
-	var bad string
-	c.Request().URI().QueryArgs().VisitAll(func(k, _ []byte) {
-		if string(k) != "organization_id" && bad == "" {
-			bad = string(k)
-		}
-	})
-	if bad != "" {
-		return httpx.BadRequest("Query parameter %q is not supported here.", bad)
+	q := url.Values{}
+	c.Request().URI().QueryArgs().VisitAll(func(k, v []byte) { q.Add(string(k), string(v)) })
+	if k, _ := httpx.AllowQuery(q, false, "organization_id"); k != "" {
+		return httpx.BadRequest("Query parameter %q is not supported here.", k)
 	}
 	return nil
 }

@@ -64,6 +64,7 @@ func (e *env) importCafe() map[string]any {
 func refsOf(v any) int { return len(v.(map[string]any)) }
 
 func TestApplyTheExampleIntoANewDraft(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, options{})
 	p := e.plan(newDraft, cafe(t))
 	if p["valid"] != true {
@@ -182,6 +183,7 @@ func addToDraft(coffeeID string) map[string]any {
 }
 
 func TestApplyIntoAnExistingDraft(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, options{})
 	first := e.importCafe()
 	menuID := first["menu"].(map[string]any)["menuId"].(string)
@@ -208,6 +210,7 @@ func TestApplyIntoAnExistingDraft(t *testing.T) {
 
 // A plan reviewed before the draft changed is not applied: 409, nothing written.
 func TestDraftChangedBetweenPlanAndApply(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, options{})
 	first := e.importCafe()
 	menuID := first["menu"].(map[string]any)["menuId"].(string)
@@ -241,6 +244,7 @@ func TestDraftChangedBetweenPlanAndApply(t *testing.T) {
 
 // A POS or online menu is no draft: the plan says so, apply refuses it.
 func TestApplyIntoAPublishedMenuIsRefused(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, options{})
 	first := e.importCafe()
 	menu := first["menu"].(map[string]any)
@@ -277,6 +281,7 @@ func TestApplyIntoAPublishedMenuIsRefused(t *testing.T) {
 // An apply that fails inside the menus service's transaction writes nothing
 // anywhere; the same key succeeds once the failure is gone.
 func TestApplyFailingHalfwayWritesNothing(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, options{})
 	exec := func(sql string) {
 		t.Helper()
@@ -319,6 +324,7 @@ END $$`)
 // Five applies of one plan into one draft at once, each with its own key:
 // one writes, the others are told the draft changed.
 func TestConcurrentAppliesOfOnePlan(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, options{})
 	first := e.importCafe()
 	menuID := first["menu"].(map[string]any)["menuId"].(string)
@@ -374,6 +380,7 @@ func (s *stopsAfterMenus) Apply(ctx context.Context, k domain.ApplyKey, write fu
 // A retry after such a stop writes nothing twice: the same batch id is
 // resent and the menus service answers what it stored.
 func TestRetryAfterAStopBetweenTheTwoDatabases(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, options{})
 	first := e.importCafe()
 	menuID := first["menu"].(map[string]any)["menuId"].(string)
@@ -413,6 +420,7 @@ func TestRetryAfterAStopBetweenTheTwoDatabases(t *testing.T) {
 // Five applies with the same key at once: one write, every answer the same
 // import (the first, or its replay).
 func TestConcurrentAppliesWithOneKey(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, options{})
 	p := e.plan(newDraft, cafe(t))
 	key := uuid.NewString()
@@ -445,5 +453,26 @@ func TestConcurrentAppliesWithOneKey(t *testing.T) {
 	}
 	if n := e.count(`SELECT count(*) FROM menus.menus`); n != 1 {
 		t.Fatalf("%d menus, want 1", n)
+	}
+}
+
+// TestKeyInAnyCaseIsOneKey: the same key in upper and lower case is one
+// key: the repeat replays the import (the request compared holds the key in
+// one spelling, so it is not a 409).
+func TestKeyInAnyCaseIsOneKey(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, options{})
+	p := e.plan(newDraft, cafe(t))
+	key := uuid.NewString()
+	status, first := e.apply(newDraft, cafe(t), p["planHash"], strings.ToUpper(key))
+	if status != http.StatusCreated {
+		t.Fatalf("upper case: %d %s", status, first)
+	}
+	status, again := e.apply(newDraft, cafe(t), p["planHash"], key)
+	if status != http.StatusCreated || data(t, again)["replayed"] != true || data(t, again)["actionId"] != data(t, first)["actionId"] {
+		t.Fatalf("lower-case repeat: %d %s", status, again)
+	}
+	if n := e.count(`SELECT count(*) FROM applied_imports`); n != 1 {
+		t.Fatalf("%d imports applied", n)
 	}
 }

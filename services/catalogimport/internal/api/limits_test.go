@@ -12,6 +12,7 @@ import (
 
 // A document at every limit plans valid and the menus service writes all of it.
 func TestApplyAFullLimitDocument(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, options{})
 	doc := fixture.Full(domain.ContractLimits)
 	p := e.plan(newDraft, doc)

@@ -36,9 +36,11 @@ func (h *Handlers) decodeBody(c *fiber.Ctx, v any) error {
 	if h.NamingSet != NamingB {
 		return httpx.DecodeJSON(c, v)
 	}
-	ct := c.Get(fiber.HeaderContentType)
-	if ct != "" && !strings.HasPrefix(strings.ToLower(ct), fiber.MIMEApplicationJSON) {
-		return httpx.BadRequest("Send the body as application/json.")
+	if err := httpx.CheckJSONMediaType(c.Get(fiber.HeaderContentType)); err != nil {
+		return err
+	}
+	if err := httpx.CheckText(c.Body()); err != nil {
+		return err
 	}
 	var body map[string]any
 	dec := json.NewDecoder(bytes.NewReader(c.Body()))

@@ -23,6 +23,7 @@ func cafeB(t *testing.T) map[string]any {
 // A deployment serving naming set B reads and answers the catalog import in
 // set B, checked against the set-B API reference.
 func TestNamingSetB(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, options{namingB: true})
 	doc := cafeB(t)
 	p := e.plan(newDraft, doc)

@@ -2,7 +2,10 @@ package api_test
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -17,6 +20,7 @@ import (
 func nowhere(t testing.TB) options { return options{menusURL: "http://" + freeAddr(t)} }
 
 func TestCapabilities(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nowhere(t))
 	status, raw := e.do(http.MethodGet, base(helsinki)+"/capabilities", helsinki, nil)
 	if status != http.StatusOK {
@@ -38,6 +42,7 @@ func TestCapabilities(t *testing.T) {
 }
 
 func TestOutsideTheGrant(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nowhere(t))
 	for _, tc := range []struct{ method, path, tenant string }{
 		{http.MethodGet, base(helsinki) + "/capabilities", other},
@@ -55,6 +60,7 @@ func TestOutsideTheGrant(t *testing.T) {
 }
 
 func TestPlanTheExampleIntoANewDraft(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nowhere(t))
 	body := map[string]any{"target": map[string]any{"mode": "new_draft"}, "document": cafe(t)}
 	status, raw := e.do(http.MethodPost, base(helsinki)+"/plan", helsinki, body)
@@ -74,6 +80,7 @@ func TestPlanTheExampleIntoANewDraft(t *testing.T) {
 }
 
 func TestPlanWithProblemsAnswersEveryError(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nowhere(t))
 	doc := cafe(t)
 	items := doc["menuItems"].([]any)
@@ -88,6 +95,7 @@ func TestPlanWithProblemsAnswersEveryError(t *testing.T) {
 }
 
 func TestRequestsThatAreNotPlans(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nowhere(t))
 	doc := cafe(t)
 	for name, body := range map[string]any{
@@ -111,6 +119,7 @@ func TestRequestsThatAreNotPlans(t *testing.T) {
 // written: a plan or apply into an existing draft is a disabled capability,
 // reading a target an unavailable service.
 func TestMenusUnreachable(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nowhere(t))
 	menu := "6a0c0e2e-0000-4000-8000-000000000001"
 	existing := map[string]any{"mode": "existing_draft", "menuId": menu}
@@ -137,6 +146,7 @@ func TestMenusUnreachable(t *testing.T) {
 }
 
 func TestApplyRefusesUnconfirmedOrMalformed(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nowhere(t))
 	good := func() map[string]any {
 		return map[string]any{"target": map[string]any{"mode": "new_draft"}, "document": cafe(t),
@@ -162,6 +172,7 @@ func TestApplyRefusesUnconfirmedOrMalformed(t *testing.T) {
 // capability_disabled and reveals nothing; capabilities and plans, which do
 // not read it, still answer.
 func TestDatabaseUnavailable(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, nowhere(t))
 	ctx := context.Background()
 	db, err := database.Open(ctx, database.Config{URL: config.Secret("postgres://postgres@127.0.0.1:1/none?sslmode=disable&connect_timeout=2")}, "catalogimport")
@@ -179,5 +190,80 @@ func TestDatabaseUnavailable(t *testing.T) {
 	}
 	if status, _ := e.do(http.MethodGet, base(helsinki)+"/capabilities", helsinki, nil); status != http.StatusOK {
 		t.Fatalf("capabilities: %d", status)
+	}
+}
+
+// TestTextThatIsNotUTF8WithoutNULIsNeverAValidPlan: a NUL or invalid UTF-8
+// in any string of the document makes plan and apply a 400 naming the
+// field, so a plan never says valid for what apply refuses (Postgres
+// refuses NUL in text).
+func TestTextThatIsNotUTF8WithoutNULIsNeverAValidPlan(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nowhere(t))
+	var paths []string
+	var strs func(v any, path string)
+	strs = func(v any, path string) {
+		switch v := v.(type) {
+		case map[string]any:
+			for k, e := range v {
+				strs(e, path+"."+k)
+			}
+		case []any:
+			for i, e := range v {
+				strs(e, fmt.Sprintf("%s[%d]", path, i))
+			}
+		case string:
+			paths = append(paths, path)
+		}
+	}
+	strs(cafe(t), "document")
+	if len(paths) < 11 {
+		t.Fatalf("the example has only %d strings", len(paths))
+	}
+	for _, p := range paths {
+		for _, bad := range []string{`\u0000`, "\xff"} {
+			d := cafe(t)
+			setAt(d, strings.TrimPrefix(p, "document."), "x{BAD}")
+			doc, _ := json.Marshal(map[string]any{"target": map[string]any{"mode": "new_draft"}, "document": d})
+			body := strings.Replace(string(doc), "x{BAD}", "x"+bad, 1)
+			status, raw := e.do(http.MethodPost, base(helsinki)+"/plan", helsinki, body)
+			if status != http.StatusBadRequest || !strings.Contains(string(raw), p+" is not valid text") {
+				t.Errorf("plan with %q at %s: %d %s", bad, p, status, raw)
+			}
+			applied := strings.Replace(body, `"target"`, `"idempotencyKey":"5d8f0a6e-2b1c-4c3d-9e8f-0a1b2c3d4e5f","confirmed":true,"expectedPlanHash":"x","target"`, 1)
+			if status, raw := e.do(http.MethodPost, base(helsinki)+"/apply", helsinki, applied); status != http.StatusBadRequest {
+				t.Errorf("apply with %q at %s: %d %s", bad, p, status, raw)
+			}
+		}
+	}
+	// Naming set B reads the body another way first: the same rule holds.
+	eB := newEnv(t, options{menusURL: e.menusURL, namingB: true})
+	doc, _ := json.Marshal(map[string]any{"target": map[string]any{"mode": "new_draft"}, "document": cafe(t)})
+	body := strings.Replace(string(doc), `"name":"`, "\"name\":\"\xff", 1)
+	if status, raw := eB.do(http.MethodPost, base(helsinki)+"/plan", helsinki, body); status != http.StatusBadRequest || !strings.Contains(string(raw), "is not valid text") {
+		t.Errorf("set B plan with invalid UTF-8: %d %s", status, raw)
+	}
+}
+
+// setAt sets the value at a path like menuItems[2].name in v.
+func setAt(v any, path string, value any) {
+	parts := strings.FieldsFunc(path, func(r rune) bool { return r == '.' || r == '[' || r == ']' })
+	for i, part := range parts {
+		last := i == len(parts)-1
+		switch c := v.(type) {
+		case map[string]any:
+			if last {
+				c[part] = value
+				return
+			}
+			v = c[part]
+		case []any:
+			n, _ := strconv.Atoi(part)
+			if last {
+				c[n] = value
+				return
+			}
+			v = c[n]
+		}
 	}
 }

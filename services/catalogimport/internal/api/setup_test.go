@@ -3,15 +3,12 @@ package api_test
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
-	"net/http/httptest"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,10 +17,10 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
-	"partnerapi.dev/pkg/apispec"
 	"partnerapi.dev/pkg/config"
 	"partnerapi.dev/pkg/database"
 	"partnerapi.dev/pkg/internalctx"
+	"partnerapi.dev/pkg/servicetest"
 	"partnerapi.dev/pkg/testenv"
 	"partnerapi.dev/services/catalogimport/internal/api"
 	"partnerapi.dev/services/catalogimport/internal/domain"
@@ -41,12 +38,9 @@ const (
 	user     = "7d3f6c2a-1b4e-4f5a-8c9d-0e1f2a3b4c5d"
 )
 
-var (
-	keySpec = "k1:" + base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{7}, 32))
-	// menusBin is the menus service built from ../menus for the package;
-	// "" when that module is absent.
-	menusBin string
-)
+// menusBin is the menus service built from ../menus for the package; ""
+// when that module is absent.
+var menusBin string
 
 var tenants = map[string]internalctx.Tenant{
 	helsinki: {ID: helsinki, TimeZone: "Europe/Helsinki", DayStartHour: 4, Currency: "EUR", Country: "FI"},
@@ -105,10 +99,7 @@ func newEnv(t testing.TB, opts options) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = db.Close(ctx) })
-	keys, err := internalctx.ParseKeys(keySpec)
-	if err != nil {
-		t.Fatal(err)
-	}
+	keys := servicetest.Keys(t)
 	e := &env{t: t, keys: keys, db: db, store: &store.Store{DB: db.Gorm}, dbURL: dbURL, menusURL: opts.menusURL}
 	if e.menusURL == "" {
 		e.menusURL = startMenus(t, dbURL)
@@ -144,7 +135,7 @@ func migrateBoth(ctx context.Context, dbURL string) error {
 }
 
 func menusEnv(dbURL, addr, internalAddr string) []string {
-	return []string{"DATABASE_URL=" + dbURL, "INTERNAL_CONTEXT_KEYS=" + keySpec, "HTTP_ADDR=" + addr,
+	return []string{"DATABASE_URL=" + dbURL, "INTERNAL_CONTEXT_KEYS=" + servicetest.KeySpec, "HTTP_ADDR=" + addr,
 		"INTERNAL_HTTP_ADDR=" + internalAddr, "INGEST_TOKEN=test-ingest-token-0123456789", "LOG_LEVEL=warn"}
 }
 
@@ -196,56 +187,20 @@ func startMenus(t testing.TB, dbURL string) string {
 	}
 }
 
-// signed is the internal context the gateway sends for tenant.
-func (e *env) signed(tenant string) string {
-	ten := tenants[tenant]
-	return e.keys.Sign(internalctx.Context{ClientID: client, UserID: user, GrantID: "g",
-		Scopes: []string{"svc.restaurant.read", "svc.menu.read", "svc.catalog.import.write", "svc.menu.structure.write", "svc.menu.publish.write"},
-		Tenant: &ten, RequestID: "req-1"})
+// client is how the gateway calls e.app for a grant of every catalog
+// scope.
+func (e *env) client() *servicetest.Client {
+	c := servicetest.NewClient(e.t, e.app, e.keys,
+		"svc.restaurant.read", "svc.menu.read", "svc.catalog.import.write", "svc.menu.structure.write", "svc.menu.publish.write")
+	c.ClientID, c.UserID, c.Tenants, c.NamingB, c.Timeout = client, user, tenants, e.setB, time.Minute
+	return c
 }
 
 // do sends a request to catalogimport; tenant "" sends no internal context.
+// Every answer is checked against the OpenAPI document.
 func (e *env) do(method, path, tenant string, body any) (int, []byte) {
 	e.t.Helper()
-	var rd io.Reader
-	var raw []byte
-	switch b := body.(type) {
-	case nil:
-	case string:
-		raw = []byte(b)
-	default:
-		var err error
-		if raw, err = json.Marshal(b); err != nil {
-			e.t.Fatal(err)
-		}
-	}
-	if raw != nil {
-		rd = bytes.NewReader(raw)
-	}
-	req := httptest.NewRequest(method, path, rd)
-	if raw != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if tenant != "" {
-		req.Header.Set(internalctx.Header, e.signed(tenant))
-	}
-	resp, err := e.app.Test(req, 60_000)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	out, _ := io.ReadAll(resp.Body)
-	// every partner answer must be one the OpenAPI document allows
-	// (RateLimit-Policy is the gateway's, added at the edge)
-	u, _ := url.Parse(path)
-	h := resp.Header.Clone()
-	h.Set("RateLimit-Policy", `"partner";q=60;w=60`)
-	if e.setB {
-		apispec.ValidateResponseSetB(e.t, method, u.Path, u.Query(), resp.StatusCode, h, out)
-	} else {
-		apispec.ValidateResponse(e.t, method, u.Path, u.Query(), resp.StatusCode, h, out)
-	}
-	return resp.StatusCode, out
+	return e.client().Do(method, path, tenant, body, nil)
 }
 
 // menus sends a request straight to the menus service's public API, as the
@@ -259,7 +214,7 @@ func (e *env) menus(method, path, tenant string, body any) (int, []byte) {
 	}
 	req, _ := http.NewRequest(method, e.menusURL+path, rd)
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set(internalctx.Header, e.signed(tenant))
+	req.Header.Set(internalctx.Header, e.client().Signed(tenant))
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		e.t.Fatal(err)

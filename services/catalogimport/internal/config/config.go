@@ -9,24 +9,16 @@ import (
 	"net/url"
 	"time"
 
-	"partnerapi.dev/pkg/config"
-	"partnerapi.dev/pkg/database"
-	"partnerapi.dev/pkg/internalctx"
+	"partnerapi.dev/pkg/service"
 	"partnerapi.dev/services/catalogimport/internal/domain"
 	"partnerapi.dev/services/contracts/eventsclient"
 )
 
-// Database is what migrate needs.
-type Database struct {
-	Database database.Config
-}
-
-// Serve is what serve needs.
+// Serve is what serve needs (migrate needs DATABASE_URL only).
 type Serve struct {
-	HTTPAddr            string `env:"HTTP_ADDR, default=127.0.0.1:8086"`
-	InternalHTTPAddr    string `env:"INTERNAL_HTTP_ADDR, default=127.0.0.1:9086"`
-	Database            database.Config
-	InternalContextKeys config.Secret `env:"INTERNAL_CONTEXT_KEYS, required"`
+	HTTPAddr         string `env:"HTTP_ADDR, default=127.0.0.1:8086"`
+	InternalHTTPAddr string `env:"INTERNAL_HTTP_ADDR, default=127.0.0.1:9086"`
+	service.Config
 	// MenusURL is the menus service's base URL: the catalog is read and
 	// written only through its internal catalog API.
 	MenusURL string `env:"MENUS_URL, required"`
@@ -41,6 +33,9 @@ type Serve struct {
 	MenuNamingSet string `env:"MENU_NAMING_SET, default=A"`
 	Events        eventsclient.Config
 }
+
+// Addrs are the public and internal listen addresses.
+func (c *Serve) Addrs() (string, string) { return c.HTTPAddr, c.InternalHTTPAddr }
 
 // Limits are the per-document limits the capabilities announce and the plan
 // enforces; each may be lowered below the contract's value, never raised.
@@ -66,8 +61,8 @@ func (l Limits) Domain() domain.Limits {
 
 // Validate checks the secrets' shapes, the menus URL and the limits.
 func (c *Serve) Validate() error {
-	if _, err := internalctx.ParseKeys(c.InternalContextKeys.Reveal()); err != nil {
-		return errors.New("INTERNAL_CONTEXT_KEYS: " + err.Error())
+	if err := c.Config.Validate(); err != nil {
+		return err
 	}
 	if u, err := url.Parse(c.MenusURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return errors.New("MENUS_URL must be an http or https URL such as http://127.0.0.1:8085")

@@ -3,13 +3,13 @@ package domain
 import (
 	"context"
 	"errors"
-	"net/http"
 	"regexp"
 	"strings"
 
 	"github.com/google/uuid"
 
 	"partnerapi.dev/pkg/fault"
+	"partnerapi.dev/pkg/idempotency"
 	"partnerapi.dev/services/contracts"
 )
 
@@ -57,20 +57,21 @@ func (im *Importer) Apply(ctx context.Context, who Caller, restaurantID string, 
 	switch {
 	case req.Confirmed == nil || !*req.Confirmed:
 		return Stored{}, invalid("confirmed must be true: apply only a plan you reviewed.")
-	case !IsUUID(req.IdempotencyKey):
+	case !idempotency.ValidKey(req.IdempotencyKey):
 		return Stored{}, invalid("idempotencyKey must be a uuid.")
 	case !planHashPattern.MatchString(req.ExpectedPlanHash):
 		return Stored{}, invalid("expectedPlanHash must be the planHash of the plan, unchanged (64 lower-case hex characters).")
 	}
 	req.Document = Normalize(req.Document)
+	idemKey, _ := idempotency.NormalizeKey(req.IdempotencyKey)
 	key := ApplyKey{
 		Scope:        who.ClientID + "/" + strings.ToLower(restaurantID) + "/catalog-import-apply",
-		Key:          strings.ToLower(req.IdempotencyKey),
+		Key:          idemKey,
 		Body:         req,
 		ClientID:     who.ClientID,
 		UserID:       who.UserID,
 		RestaurantID: strings.ToLower(restaurantID),
-		BatchID:      BatchID(who.ClientID, restaurantID, req.IdempotencyKey),
+		BatchID:      BatchID(who.ClientID, restaurantID, idemKey),
 	}
 	return im.Imports.Apply(ctx, key, func(ctx context.Context) (AppliedImport, error) {
 		batch, err := im.Imports.PendingBatch(ctx, key)
@@ -135,16 +136,16 @@ func appliedImport(key ApplyKey, req ApplyRequest, b contracts.CatalogBatch, res
 			ids[k][ref] = id
 		}
 	}
-	status := http.StatusOK
+	outcome := Changed
 	if b.Target.Mode == contracts.CatalogTargetNewDraft {
-		status = http.StatusCreated
+		outcome = Created
 	}
 	return AppliedImport{
 		Applied: Applied{
 			ActionID: key.BatchID, RestaurantID: key.RestaurantID, Menu: res.Menu,
 			Created: res.Created, IDs: ids,
 		},
-		Status:   status,
+		Outcome:  outcome,
 		PlanHash: req.ExpectedPlanHash,
 		Mode:     b.Target.Mode,
 		Batch:    b,

@@ -126,7 +126,7 @@ type ImportEvent struct {
 // plan, and what the menus service created.
 type AppliedImport struct {
 	Applied  Applied
-	Status   int
+	Outcome  Outcome
 	PlanHash string
 	Mode     string
 	Batch    contracts.CatalogBatch
@@ -146,9 +146,19 @@ type ApplyKey struct {
 	BatchID      string
 }
 
+// Outcome is what an apply did: created a new draft or changed an existing
+// one. Its values are the ones stored with idempotency keys.
+type Outcome int
+
+// The outcomes of an apply.
+const (
+	Changed Outcome = 200
+	Created Outcome = 201
+)
+
 // Stored is the answer of an apply: the first one, or the stored one again.
 type Stored struct {
-	Status   int
+	Outcome  Outcome
 	Data     json.RawMessage
 	Replayed bool
 }

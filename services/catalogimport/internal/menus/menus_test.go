@@ -3,6 +3,7 @@ package menus
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -78,7 +79,7 @@ func TestABatchMeetingAClosedConnectionIsSentAgain(t *testing.T) {
 	if err == nil {
 		err = m.(*caller).do(ctx, http.MethodPost, path(contracts.MenusCatalogBatchPath, "restaurant", ""), "", batch, &r)
 	}
-	if err != domain.ErrMenusUnavailable {
+	if !errors.Is(err, domain.ErrMenusUnavailable) {
 		t.Errorf("a write without a key on a closed connection: %v, want the menus service unavailable", err)
 	}
 }

@@ -82,7 +82,7 @@ func (s *Store) Apply(ctx context.Context, k domain.ApplyKey, write func(ctx con
 			Data: domain.ImportEvent{ActionID: imp.Applied.ActionID, TargetMode: imp.Mode, Menu: imp.Applied.Menu, Created: imp.Applied.Created}}); err != nil {
 			return 0, nil, err
 		}
-		return imp.Status, imp.Applied, nil
+		return int(imp.Outcome), imp.Applied, nil
 	})
 	if errors.Is(err, idempotency.ErrKeyReused) {
 		return domain.Stored{}, domain.ErrKeyReused
@@ -90,7 +90,7 @@ func (s *Store) Apply(ctx context.Context, k domain.ApplyKey, write func(ctx con
 	if err != nil {
 		return domain.Stored{}, err
 	}
-	return domain.Stored{Status: res.Status, Data: res.Data, Replayed: res.Replayed}, nil
+	return domain.Stored{Outcome: domain.Outcome(res.Status), Data: res.Data, Replayed: res.Replayed}, nil
 }
 
 // PendingBatch reads the batch sent for k whose outcome is unrecorded.

@@ -40,7 +40,7 @@ func imported(k domain.ApplyKey) domain.AppliedImport {
 		Applied: domain.Applied{ActionID: k.BatchID, RestaurantID: restaurant,
 			Menu: contracts.MenuSummary{MenuID: "6a0c0e2e-0000-4000-8000-000000000001", Name: "Draft"},
 			IDs:  map[string]map[string]string{"menu": {"m": "6a0c0e2e-0000-4000-8000-000000000001"}}},
-		Status: 201, PlanHash: "0000000000000000000000000000000000000000000000000000000000000000", Mode: contracts.CatalogTargetNewDraft,
+		Outcome: domain.Created, PlanHash: "0000000000000000000000000000000000000000000000000000000000000000", Mode: contracts.CatalogTargetNewDraft,
 	}
 }
 
@@ -71,7 +71,7 @@ func TestPendingBatchAndRecord(t *testing.T) {
 		t.Fatalf("pending batch of another body: %v", err)
 	}
 	first, err := s.Apply(ctx, k, func(context.Context) (domain.AppliedImport, error) { return imported(k), nil })
-	if err != nil || first.Status != 201 || first.Replayed {
+	if err != nil || first.Outcome != domain.Created || first.Replayed {
 		t.Fatalf("apply: %+v %v", first, err)
 	}
 	if b, err := s.PendingBatch(ctx, k); b != nil || err != nil {
@@ -81,7 +81,7 @@ func TestPendingBatchAndRecord(t *testing.T) {
 		t.Fatal("a replay must not write")
 		return domain.AppliedImport{}, nil
 	})
-	if err != nil || !again.Replayed || again.Status != 201 {
+	if err != nil || !again.Replayed || again.Outcome != domain.Created {
 		t.Fatalf("replay: %+v %v", again, err)
 	}
 	if _, err := s.Apply(ctx, key("two"), func(context.Context) (domain.AppliedImport, error) { return imported(k), nil }); !errors.Is(err, domain.ErrKeyReused) {

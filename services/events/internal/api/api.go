@@ -6,12 +6,10 @@
 package api
 
 import (
-	"crypto/subtle"
 	"errors"
 	"net/http"
 	"net/url"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -19,6 +17,7 @@ import (
 	"partnerapi.dev/pkg/internalctx"
 	"partnerapi.dev/services/contracts"
 	"partnerapi.dev/services/events/internal/domain"
+	"partnerapi.dev/services/events/internal/sealed"
 )
 
 // AppendBodyLimit caps one append call (up to domain.MaxAppendEvents events
@@ -29,13 +28,21 @@ const AppendBodyLimit = 32 << 20
 type Handlers struct {
 	Repo     domain.Repository
 	Webhooks domain.WebhookRepository
+	// Activity answers identity's connected-apps queries.
+	Activity domain.ActivityRepository
 	Notify   domain.Notifier
 	Keys     *internalctx.Keyring
 	// Token is EVENTS_TOKEN, the relays' bearer token.
 	Token string
+	// Secrets seals the secrets in the stored answers of creates and
+	// rotations (the store seals the endpoints' own).
+	Secrets *sealed.Keyring
 	// AllowLoopbackHTTP accepts http:// endpoint URLs on loopback (a test
 	// setting, WEBHOOKS_ALLOW_LOOPBACK).
 	AllowLoopbackHTTP bool
+	// NamingSet is the deployment's menu naming set (domain.NamingA when
+	// empty): menu events in the feed use its names.
+	NamingSet string
 	// Now is the clock of webhook writes (time.Now when nil).
 	Now func() time.Time
 }
@@ -43,6 +50,7 @@ type Handlers struct {
 // Routes registers the service's routes.
 func (h *Handlers) Routes(r fiber.Router) {
 	r.Post(contracts.EventsAppendPath, h.append)
+	r.Post(contracts.ConnectedAppsPath, internalctx.Require(h.Keys), h.connectedApps)
 	g := r.Group("/v1/restaurants/:restaurantId", internalctx.Require(h.Keys))
 	g.Get("/events", h.feed)
 	h.webhookRoutes(g)
@@ -63,9 +71,8 @@ func Internal(ready []httpx.Check, metrics http.Handler) *fiber.App {
 }
 
 func (h *Handlers) append(c *fiber.Ctx) error {
-	token, ok := strings.CutPrefix(c.Get(fiber.HeaderAuthorization), "Bearer ")
-	if !ok || h.Token == "" || subtle.ConstantTimeCompare([]byte(token), []byte(h.Token)) != 1 {
-		return &httpx.Error{Status: http.StatusUnauthorized, Code: httpx.CodeInvalidToken, Description: "Send the events token as a bearer token."}
+	if err := httpx.RequireBearer(c, h.Token, "events token"); err != nil {
+		return err
 	}
 	var in contracts.EventAppend
 	if err := httpx.DecodeJSON(c, &in); err != nil {
@@ -81,7 +88,22 @@ func (h *Handlers) append(c *fiber.Ctx) error {
 	}
 	// Ids repeated within the call count as duplicates too.
 	res.Duplicates += len(in.Events) - len(batch)
-	return c.JSON(fiber.Map{"data": contracts.EventAppendResult{Appended: res.Appended, Duplicates: res.Duplicates}})
+	return httpx.Data(c, contracts.EventAppendResult{Appended: res.Appended, Duplicates: res.Duplicates})
+}
+
+// connectedApps answers identity's question for the owners' connected-apps
+// page (contracts.ConnectedAppsQuery): no partner reaches this path.
+func (h *Handlers) connectedApps(c *fiber.Ctx) error {
+	var q contracts.ConnectedAppsQuery
+	if err := httpx.DecodeJSON(c, &q); err != nil {
+		return err
+	}
+	out, err := domain.ConnectedApps(c.UserContext(), h.Activity, q)
+	if err != nil {
+		return err
+	}
+	c.Set(fiber.HeaderCacheControl, "no-store")
+	return c.JSON(out)
 }
 
 type eventView = domain.EventEnvelope
@@ -95,16 +117,15 @@ type feedView struct {
 }
 
 func (h *Handlers) feed(c *fiber.Ctx) error {
-	ic := internalctx.From(c)
-	id := strings.ToLower(c.Params("restaurantId"))
-	if ic.Tenant == nil || strings.ToLower(ic.Tenant.ID) != id || !ic.HasScope(contracts.ScopeRestaurantRead) {
+	ic, id, err := internalctx.PathTenant(c)
+	if err != nil || !ic.HasScope(contracts.ScopeRestaurantRead) {
 		return httpx.NotFound()
 	}
 	q, err := feedQuery(c)
 	if err != nil {
 		return err
 	}
-	q.RestaurantID, q.Scopes = id, ic.Scopes
+	q.RestaurantID, q.Scopes, q.ClientID = id, ic.Scopes, ic.ClientID
 	page, err := domain.Feed(c.UserContext(), h.Repo, h.Notify, q)
 	var expired *domain.ErrCursorExpired
 	if errors.As(err, &expired) {
@@ -116,14 +137,14 @@ func (h *Handlers) feed(c *fiber.Ctx) error {
 	out := feedView{Events: make([]eventView, len(page.Events)), NextAfter: page.NextAfter, HasMore: page.HasMore,
 		HeadSeq: page.HeadSeq, OldestSeq: page.OldestSeq}
 	for i, e := range page.Events {
-		out.Events[i] = e.Envelope()
+		out.Events[i] = e.Envelope(h.NamingSet)
 	}
-	return c.JSON(fiber.Map{"data": out})
+	return httpx.Data(c, out)
 }
 
 // feedQuery reads and bounds the feed's query parameters.
 func feedQuery(c *fiber.Ctx) (domain.Query, error) {
-	q := domain.Query{Limit: domain.DefaultLimit}
+	q := domain.Query{Limit: domain.DefaultLimit, After: domain.FromOldest}
 	vals, err := url.ParseQuery(string(c.Request().URI().QueryString()))
 	if err != nil {
 		return q, httpx.BadRequest("The query string is malformed.")

@@ -9,6 +9,7 @@ import (
 )
 
 func TestAppendIsIdempotentAndNumbersContiguously(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	a1, a2, b1 := ev(restA, contracts.EventOrderCreated), ev(restA, contracts.EventOrderUpdated), ev(restB, contracts.EventMenuCreated)
 	if got := e.appendOK(a1, b1, a2); got.Appended != 3 || got.Duplicates != 0 {
@@ -45,6 +46,7 @@ func TestAppendIsIdempotentAndNumbersContiguously(t *testing.T) {
 }
 
 func TestAppendRefuses(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	good := ev(restA, contracts.EventOrderCreated)
 	bad := func(f func(*contracts.EventRecord)) contracts.EventAppend {
@@ -83,6 +85,7 @@ func TestAppendRefuses(t *testing.T) {
 }
 
 func TestFeedSkipsWhatTheGrantCannotReadButAdvances(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.appendOK(ev(restA, contracts.EventMenuCreated), ev(restA, contracts.EventOrderCreated), ev(restA, contracts.EventPaymentCorrectionApplied),
 		ev(restA, contracts.EventOrderUpdated), ev(restA, contracts.EventCatalogImportApplied), ev(restA, contracts.EventMenuPublished))
@@ -104,7 +107,7 @@ func TestFeedSkipsWhatTheGrantCannotReadButAdvances(t *testing.T) {
 		{"exact filter list", "?types=order.updated,catalog_import.applied", allScopes, []int64{4, 5}, 6, false},
 		{"filter and scopes both apply", "?types=menu.*,order.created", ordersOnly, []int64{2}, 6, false},
 		{"all", "?limit=200", allScopes, []int64{1, 2, 3, 4, 5, 6}, 6, false},
-		{"after the head", "?after=9", allScopes, nil, 9, false},
+		{"at the head", "?after=6", allScopes, nil, 6, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			r, p := e.feed(base+c.query, c.scopes)
@@ -128,6 +131,7 @@ func TestFeedSkipsWhatTheGrantCannotReadButAdvances(t *testing.T) {
 }
 
 func TestFeedRefusesBadQueriesAndOtherRestaurants(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.appendOK(ev(restA, contracts.EventOrderCreated))
 	base := "/v1/restaurants/" + restA + "/events"
@@ -162,6 +166,7 @@ func TestFeedRefusesBadQueriesAndOtherRestaurants(t *testing.T) {
 }
 
 func TestCursorBelowTheRetainedRangeIsGone(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ctx := t.Context()
 	if _, err := e.store.Retention(ctx, e.now()); err != nil {
@@ -215,6 +220,7 @@ func TestCursorBelowTheRetainedRangeIsGone(t *testing.T) {
 }
 
 func TestLongPollAnswersWithTheAppendedEvent(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.appendOK(ev(restA, contracts.EventOrderCreated))
 	type answer struct {

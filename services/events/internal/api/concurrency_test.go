@@ -19,6 +19,7 @@ import (
 // writer's events in the order it committed them, and no rolled-back event
 // is ever read.
 func TestConcurrentWritersAndReadersSeeEveryCommittedEventOnceInOrder(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	if _, err := e.store.Retention(t.Context(), e.now()); err != nil {
 		t.Fatal(err)

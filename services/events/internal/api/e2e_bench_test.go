@@ -118,7 +118,7 @@ func newPipeline(tb testing.TB, wake bool, poll time.Duration) *pipeline {
 VALUES (gen_random_uuid(), ?, 'client-1', 'g', ?, '["menu.updated"]'::jsonb, ?, now(), now(), now())`, restA, receiver.URL+"/hook", webhooksig.NewSecret()).Error; err != nil {
 		tb.Fatal(err)
 	}
-	w := &delivery.Worker{Repo: e.store, Client: delivery.Client(true), Batch: 64, Parallel: 16,
+	w := &delivery.Worker{Repo: e.store, Client: delivery.Client(true), Parallel: 16,
 		Grants: &delivery.Grants{IdentityURL: identity.URL, Keys: e.keys, Client: identity.Client(), TTL: 5 * time.Second}}
 	if wake {
 		w.Wake = e.listener.Appended()
@@ -128,7 +128,7 @@ VALUES (gen_random_uuid(), ?, 'client-1', 'g', ?, '["menu.updated"]'::jsonb, ?, 
 	tb.Cleanup(func() { cancel(); <-workerDone })
 
 	// The writing service: its own database with an outbox and its relay.
-	wu := testenv.NewDatabase(tb, "writer", database.MigrateURL("svc", fstest.MapFS{}, outbox.Migration(1)))
+	wu := testenv.NewDatabase(tb, "writer", database.MigrateURL("svc", fstest.MapFS{}, outbox.Migration(1), outbox.TraceMigration(2), outbox.ActorMigration(3)))
 	p.writer, err = database.Open(ctx, database.Config{URL: config.Secret(wu)}, "svc")
 	if err != nil {
 		tb.Fatal(err)

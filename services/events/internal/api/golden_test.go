@@ -18,6 +18,7 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 // The feed's answers, a page and a 410, against testdata/ (go test -update
 // rewrites them).
 func TestGoldenAnswers(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	at := time.Date(2026, 11, 23, 10, 15, 2, 114_000_000, time.UTC)
 	fixed := func(id, typ, data string) contracts.EventRecord {

@@ -11,6 +11,7 @@ import (
 // The listener wakes a subscriber on a commit made through another
 // connection (as another replica's would be), and not on a rollback.
 func TestListenerWakesOnCommittedAppendsOnly(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	l := &store.Listener{URL: e.dsn}
 	ctx := t.Context()

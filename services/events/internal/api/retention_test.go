@@ -15,6 +15,7 @@ import (
 // when told its cursor expired, reads every event appended after the drop's
 // day without a hole.
 func TestRetentionWhileAppendingAndReading(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ctx := t.Context()
 	if _, err := e.store.Retention(ctx, e.now()); err != nil {
@@ -113,6 +114,7 @@ func TestRetentionWhileAppendingAndReading(t *testing.T) {
 // pages starting anywhere, crossing a day, and a filtered page whose scan
 // window ends a day early, all see every number in order.
 func TestPagesAcrossDays(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	menuAt := map[int64]bool{1100: true, 1500: true}
 	var seq int64

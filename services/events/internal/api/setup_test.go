@@ -7,22 +7,20 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http/httptest"
-	"net/url"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
-	"partnerapi.dev/pkg/apispec"
 	"partnerapi.dev/pkg/config"
 	"partnerapi.dev/pkg/database"
 	"partnerapi.dev/pkg/internalctx"
+	"partnerapi.dev/pkg/servicetest"
 	"partnerapi.dev/pkg/testenv"
 	"partnerapi.dev/services/contracts"
 	"partnerapi.dev/services/events/internal/api"
+	"partnerapi.dev/services/events/internal/sealed"
 	"partnerapi.dev/services/events/internal/store"
 	"partnerapi.dev/services/events/migrations"
 )
@@ -67,23 +65,32 @@ func newEnv(t testing.TB) *env {
 // newEnvAt serves the migrated events database at u.
 func newEnvAt(t testing.TB, u string) *env {
 	t.Helper()
+	return newEnvOn(t, database.Config{URL: config.Secret(u)})
+}
+
+// newEnvOn serves the migrated events database of cfg, reading the feed
+// from its replica when cfg names one.
+func newEnvOn(t testing.TB, cfg database.Config) *env {
+	t.Helper()
+	u := cfg.URL.Reveal()
 	ctx, cancel := context.WithCancel(context.Background())
-	db, err := database.Open(ctx, database.Config{URL: config.Secret(u)}, "events")
+	db, err := database.Open(ctx, cfg, "events")
 	if err != nil {
 		t.Fatal(err)
 	}
-	keys, err := internalctx.ParseKeys("k1:" + base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{7}, 32)))
+	reads, err := database.OpenReads(ctx, cfg, "events", db)
 	if err != nil {
 		t.Fatal(err)
 	}
+	keys := servicetest.Keys(t)
 	e := &env{t: t, keys: keys, db: db, dsn: u, clock: time.Now().UTC()}
-	e.store = &store.Store{DB: db.Gorm, Now: e.now}
+	e.store = &store.Store{DB: db.Gorm, Reads: reads, Now: e.now, Secrets: testSecrets(t)}
 	l := &store.Listener{URL: u}
 	e.listener = l
 	done := make(chan struct{})
 	go func() { l.Run(ctx); close(done) }()
-	t.Cleanup(func() { cancel(); <-done; _ = db.Close(ctx) })
-	h := &api.Handlers{Repo: e.store, Webhooks: e.store, Notify: l, Keys: keys, Token: token, AllowLoopbackHTTP: true, Now: e.now}
+	t.Cleanup(func() { cancel(); <-done; _ = reads.Close(ctx); _ = db.Close(ctx) })
+	h := &api.Handlers{Repo: e.store, Webhooks: e.store, Activity: e.store, Notify: l, Keys: keys, Token: token, Secrets: e.store.Secrets, AllowLoopbackHTTP: true, Now: e.now}
 	e.app = h.App(nil)
 	return e
 }
@@ -136,34 +143,22 @@ type feedPage struct {
 // the OpenAPI document.
 func (e *env) feed(path string, scopes []string, tenant ...string) (response, feedPage) {
 	e.t.Helper()
-	req := httptest.NewRequest("GET", path, nil)
 	ten := strings.Split(strings.TrimPrefix(path, "/v1/restaurants/"), "/")[0]
 	if len(tenant) > 0 {
 		ten = tenant[0]
 	}
-	req.Header.Set(internalctx.Header, e.keys.Sign(internalctx.Context{ClientID: "client-1", UserID: "u", GrantID: "g",
-		Scopes: scopes, Tenant: &internalctx.Tenant{ID: ten, TimeZone: "Europe/Helsinki", DayStartHour: 4, Currency: "EUR", Country: "FI"}, RequestID: "req-1"}))
-	resp, err := e.app.Test(req, 60_000)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	u, _ := url.Parse(path)
-	h := resp.Header.Clone()
-	h.Set("RateLimit-Policy", `"partner";q=60;w=60`)
-	if !e.skipSpec {
-		apispec.ValidateResponse(e.t, "GET", u.Path, u.Query(), resp.StatusCode, h, raw)
-	}
+	c := servicetest.NewClient(e.t, e.app, e.keys, scopes...)
+	c.Unchecked, c.Timeout = e.skipSpec, time.Minute
+	status, raw := c.Do("GET", path, ten, nil, nil)
 	var out struct {
 		Data feedPage `json:"data"`
 	}
-	if resp.StatusCode == 200 {
+	if status == 200 {
 		if err := json.Unmarshal(raw, &out); err != nil {
 			e.t.Fatal(err)
 		}
 	}
-	return response{resp.StatusCode, raw}, out.Data
+	return response{status, raw}, out.Data
 }
 
 // appendRaw sends an append call with a bearer token.
@@ -173,18 +168,12 @@ func (e *env) appendRaw(bearer string, body any) response {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	req := httptest.NewRequest("POST", contracts.EventsAppendPath, bytes.NewReader(raw))
-	req.Header.Set("Content-Type", "application/json")
+	header := map[string]string{"Content-Type": "application/json"}
 	if bearer != "" {
-		req.Header.Set("Authorization", "Bearer "+bearer)
+		header["Authorization"] = "Bearer " + bearer
 	}
-	resp, err := e.app.Test(req, 30_000)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	out, _ := io.ReadAll(resp.Body)
-	return response{resp.StatusCode, out}
+	status, out := servicetest.NewClient(e.t, e.app, e.keys).Do("POST", contracts.EventsAppendPath, "", raw, header)
+	return response{status, out}
 }
 
 // appendOK appends events and returns the result.
@@ -220,4 +209,13 @@ func ev(r, typ string) contracts.EventRecord {
 	id := newID()
 	return contracts.EventRecord{ID: id, Type: typ, RestaurantID: r, OccurredAt: time.Date(2026, 11, 2, 10, 0, 0, 0, time.UTC),
 		Data: json.RawMessage(fmt.Sprintf(`{"ref":%q}`, id))}
+}
+
+// testSecrets is a key ring sealing webhook secrets, as WEBHOOK_SECRET_KEYS.
+func testSecrets(t testing.TB) *sealed.Keyring {
+	k, err := sealed.Parse("t1:" + base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{9}, 32)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
 }

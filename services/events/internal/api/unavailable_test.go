@@ -1,15 +1,13 @@
 package api_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/base64"
 	"strings"
 	"testing"
 
 	"partnerapi.dev/pkg/config"
 	"partnerapi.dev/pkg/database"
-	"partnerapi.dev/pkg/internalctx"
+	"partnerapi.dev/pkg/servicetest"
 	"partnerapi.dev/services/contracts"
 	"partnerapi.dev/services/events/internal/api"
 	"partnerapi.dev/services/events/internal/store"
@@ -25,7 +23,7 @@ func TestDatabaseUnavailable(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close(ctx)
-	keys, _ := internalctx.ParseKeys("k1:" + base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{7}, 32)))
+	keys := servicetest.Keys(t)
 	st := &store.Store{DB: db.Gorm}
 	h := &api.Handlers{Repo: st, Webhooks: st, Notify: &store.Listener{}, Keys: keys, Token: token}
 	e := &env{t: t, app: h.App(nil), keys: keys}

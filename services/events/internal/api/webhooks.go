@@ -1,6 +1,7 @@
 package api
 
 import (
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -10,6 +11,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"partnerapi.dev/pkg/httpx"
+	"partnerapi.dev/pkg/idempotency"
 	"partnerapi.dev/pkg/internalctx"
 	"partnerapi.dev/services/contracts"
 	"partnerapi.dev/services/events/internal/domain"
@@ -43,9 +45,8 @@ type webhookCaller struct {
 }
 
 func callerOf(c *fiber.Ctx) (webhookCaller, error) {
-	ic := internalctx.From(c)
-	id := strings.ToLower(c.Params("restaurantId"))
-	if ic.Tenant == nil || strings.ToLower(ic.Tenant.ID) != id || ic.ClientID == "" || ic.GrantID == "" ||
+	ic, id, err := internalctx.PathTenant(c)
+	if err != nil || ic.ClientID == "" || ic.GrantID == "" ||
 		!ic.HasScope(contracts.ScopeRestaurantRead) || !ic.HasScope(contracts.ScopeWebhooksManage) {
 		return webhookCaller{}, httpx.NotFound()
 	}
@@ -149,8 +150,8 @@ type writeBody struct {
 }
 
 func (w writeBody) check() error {
-	if !domain.IsUUID(w.IdempotencyKey) {
-		return httpx.BadRequest("idempotencyKey is required and must be a lower-case uuid.")
+	if !idempotency.ValidKey(w.IdempotencyKey) {
+		return httpx.BadRequest("idempotencyKey is required and must be a uuid.")
 	}
 	return nil
 }
@@ -164,8 +165,37 @@ func (h *Handlers) write(c *fiber.Ctx, wc webhookCaller, op, key string, body an
 	if err != nil {
 		return err
 	}
+	if op == "createWebhookEndpoint" || op == "rotateWebhookEndpointSecret" {
+		if ans.Data, err = h.openAnswer(ans.Data); err != nil {
+			return err
+		}
+	}
 	c.Status(ans.Status).Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
 	return c.Send(append(append([]byte(`{"data":`), ans.Data...), '}'))
+}
+
+// withSealedSecret is the answer of a create or rotate as it is stored
+// with its key: the secret sealed, so no stored answer holds one in clear.
+// A replay opens it again, since a client that lost the first answer
+// needs the secret.
+func (h *Handlers) withSealedSecret(e domain.Endpoint, now time.Time) (endpointWithSecret, error) {
+	s, err := h.Secrets.Seal(e.Secret, e.ID)
+	return endpointWithSecret{Endpoint: viewEndpoint(e, now), Secret: s}, err
+}
+
+// openAnswer opens the secret of a stored create or rotate answer. An
+// error answer (no endpoint) passes as it is.
+func (h *Handlers) openAnswer(data []byte) ([]byte, error) {
+	var a endpointWithSecret
+	if err := json.Unmarshal(data, &a); err != nil || a.Secret == "" {
+		return data, nil //nolint:nilerr // not an endpoint answer: replayed as it was stored
+	}
+	s, err := h.Secrets.Open(a.Secret, a.Endpoint.ID)
+	if err != nil {
+		return nil, err
+	}
+	a.Secret = s
+	return json.Marshal(a) //nolint:gosec // G117: the create and rotate answers show the partner its signing secret (shown in these answers only)
 }
 
 type createEndpointRequest struct {
@@ -199,7 +229,8 @@ func (h *Handlers) createEndpoint(c *fiber.Ctx) error {
 		if err != nil {
 			return 0, nil, err
 		}
-		return http.StatusCreated, endpointWithSecret{Endpoint: viewEndpoint(e, now), Secret: e.Secret}, nil
+		a, err := h.withSealedSecret(e, now)
+		return http.StatusCreated, a, err
 	})
 }
 
@@ -212,11 +243,9 @@ func (h *Handlers) listEndpoints(c *fiber.Ctx) error {
 	if err != nil {
 		return httpx.BadRequest("The query string is malformed.")
 	}
-	for k := range vals {
-		// organization_id is the gateway's (checked there).
-		if k != "organization_id" {
-			return httpx.BadRequest("Query parameter %q is not allowed here.", k)
-		}
+	// organization_id is the gateway's (checked there).
+	if k, _ := httpx.AllowQuery(vals, false, "organization_id"); k != "" {
+		return httpx.BadRequest("Query parameter %q is not allowed here.", k)
 	}
 	eps, err := h.Webhooks.Endpoints(c.UserContext(), wc.owner)
 	if err != nil {
@@ -227,7 +256,7 @@ func (h *Handlers) listEndpoints(c *fiber.Ctx) error {
 	for i, e := range eps {
 		out[i] = viewEndpoint(e, now)
 	}
-	return c.JSON(fiber.Map{"data": out})
+	return httpx.Data(c, out)
 }
 
 type updateEndpointRequest struct {
@@ -308,7 +337,8 @@ func (h *Handlers) rotateSecret(c *fiber.Ctx) error {
 		if err != nil {
 			return 0, nil, err
 		}
-		return http.StatusOK, endpointWithSecret{Endpoint: viewEndpoint(e, now), Secret: e.Secret}, nil
+		a, err := h.withSealedSecret(e, now)
+		return http.StatusOK, a, err
 	})
 }
 
@@ -446,5 +476,5 @@ func (h *Handlers) listDeliveries(c *fiber.Ctx) error {
 	for _, d := range ds {
 		page.Deliveries = append(page.Deliveries, viewDelivery(d))
 	}
-	return c.JSON(fiber.Map{"data": page})
+	return httpx.Data(c, page)
 }

@@ -52,6 +52,7 @@ func data(t *testing.T, r response) map[string]any {
 }
 
 func TestWebhookEndpointManagement(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	base := "/v1/restaurants/" + restA + "/webhook-endpoints"
 	create := map[string]any{"url": "http://127.0.0.1:9/hooks", "eventTypes": []string{"order.created", "order.updated"},

@@ -30,6 +30,7 @@ import (
 	"partnerapi.dev/services/contracts"
 	"partnerapi.dev/services/events/internal/delivery"
 	"partnerapi.dev/services/events/internal/domain"
+	"partnerapi.dev/services/events/internal/sealed"
 	"partnerapi.dev/services/events/internal/store"
 	"partnerapi.dev/services/events/migrations"
 )
@@ -97,10 +98,11 @@ func (i *identity) set(f func(g *contracts.Grant)) {
 }
 
 type env struct {
-	t      *testing.T
+	t      testing.TB
 	store  *store.Store
 	worker *delivery.Worker
 	id     *identity
+	keys   *internalctx.Keyring
 	mu     sync.Mutex
 	clock  time.Time
 }
@@ -117,7 +119,7 @@ func (e *env) advance(d time.Duration) {
 	e.mu.Unlock()
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t testing.TB) *env {
 	u := testenv.NewDatabase(t, "events", database.MigrateURL("events", migrations.FS, migrations.Go()...))
 	ctx := context.Background()
 	db, err := database.Open(ctx, database.Config{URL: config.Secret(u)}, "events")
@@ -129,7 +131,7 @@ func newEnv(t *testing.T) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &env{t: t, clock: time.Now().UTC().Truncate(time.Second)}
+	e := &env{t: t, keys: keys, clock: time.Now().UTC().Truncate(time.Second)}
 	e.id = &identity{grant: contracts.Grant{GrantID: grant, ClientID: client, ClientStatus: "approved", Status: "active",
 		ExpiresAt: e.clock.Add(365 * 24 * time.Hour), Scopes: []string{contracts.ScopeRestaurantRead, contracts.ScopeOrdersRead},
 		Boundary: "restaurant", Restaurants: []contracts.GrantRestaurant{{RestaurantID: restA}, {RestaurantID: restB}}}}
@@ -144,9 +146,9 @@ func newEnv(t *testing.T) *env {
 		_ = json.NewEncoder(w).Encode(e.id.grant)
 	}))
 	t.Cleanup(idSrv.Close)
-	e.store = &store.Store{DB: db.Gorm, Now: e.now}
+	e.store = &store.Store{DB: db.Gorm, Now: e.now, Secrets: testSecrets(t)}
 	e.worker = &delivery.Worker{Repo: e.store, Client: delivery.Client(true), Now: e.now, Rand: func() float64 { return 0.5 },
-		Grants: &delivery.Grants{IdentityURL: idSrv.URL, Keys: keys, Client: idSrv.Client()}, Batch: 50, Parallel: 4}
+		Grants: &delivery.Grants{IdentityURL: idSrv.URL, Keys: keys, Client: idSrv.Client()}, Parallel: 4}
 	return e
 }
 
@@ -338,7 +340,6 @@ func TestGoneDisablesTheEndpoint(t *testing.T) {
 	ep := e.endpoint(rcv.srv.URL, contracts.EventOrderCreated)
 	e.appendEvents(ev(restA, contracts.EventOrderCreated), ev(restA, contracts.EventOrderCreated))
 	e.worker.Parallel = 1
-	e.worker.Batch = 1
 	e.run()
 	got := e.readEndpoint(ep)
 	if !got.Disabled || !strings.Contains(got.DisabledReason, "410") {
@@ -584,4 +585,166 @@ func installNodeModules(t *testing.T, dir string) {
 	if err := os.WriteFile(stamp, want, 0o600); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// Zoned link-local and IPv4-embedded IPv6 addresses are refused when
+// dialled, like the plain ranges.
+func TestClientRefusesZonedAndEmbeddedAddresses(t *testing.T) {
+	strict := delivery.Client(false)
+	for _, u := range []string{"http://[fe80::1%25lo]:1/", "http://[::127.0.0.1]:1/", "http://[::a00:1]:1/", "http://[64:ff9b::7f00:1]:1/",
+		"http://[2002:7f00:1::1]:1/", "http://[2001::1]:1/", "http://[fec0::1]:1/", "http://[64:ff9b:1::1]:1/"} {
+		resp, err := strict.Get(u)
+		if err == nil {
+			resp.Body.Close()
+		}
+		if !errors.Is(err, delivery.ErrBlockedAddress) {
+			t.Errorf("%s: %v, want refused", u, err)
+		}
+	}
+}
+
+// lastError says what kind of failure an attempt met, never an address,
+// a port or the resolver's answer.
+func TestLastErrorNamesTheFailureNotTheAddress(t *testing.T) {
+	closed := httptest.NewServer(http.NotFoundHandler())
+	closedURL := closed.URL
+	closed.Close()
+	reset := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c, _, err := w.(http.Hijacker).Hijack()
+		if err == nil {
+			_ = c.Close()
+		}
+	}))
+	defer reset.Close()
+	tlsSrv := httptest.NewTLSServer(http.NotFoundHandler())
+	defer tlsSrv.Close()
+	for _, c := range []struct {
+		name, url, want string
+		loopback        bool
+	}{
+		{"refused", closedURL, delivery.ErrTextRefused, true},
+		{"reset", reset.URL, delivery.ErrTextReset, true},
+		{"tls", tlsSrv.URL, delivery.ErrTextTLS, true},
+		{"not allowed", reset.URL, delivery.ErrTextNotAllowed, false},
+		{"not resolved", "http://no-such-host.invalid:1/", delivery.ErrTextDNS, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := newEnv(t)
+			e.worker.Client = delivery.Client(c.loopback)
+			ep := e.endpoint(c.url, contracts.EventOrderCreated)
+			e.appendEvents(ev(restA, contracts.EventOrderCreated))
+			e.run()
+			d := e.deliveries(ep)[0]
+			if d.LastError != c.want || strings.Contains(d.LastError, "127.0.0.1") || strings.Contains(d.LastError, "::1") {
+				t.Fatalf("lastError %q, want %q", d.LastError, c.want)
+			}
+			for _, part := range strings.FieldsFunc(c.url, func(r rune) bool { return r == ':' || r == '/' }) {
+				if len(part) > 2 && part != "http" && part != "https" && strings.Contains(d.LastError, part) {
+					t.Fatalf("lastError %q shows %q", d.LastError, part)
+				}
+			}
+		})
+	}
+}
+
+// An endpoint that hangs with a long queue holds at most its share of the
+// worker's slots, and another endpoint's delivery, queued behind that
+// backlog, arrives while it still hangs.
+func TestHangingEndpointDoesNotDelayOthers(t *testing.T) {
+	e := newEnv(t)
+	e.worker.Parallel = 8
+	release := make(chan struct{})
+	var mu sync.Mutex
+	hanging, most := 0, 0
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		hanging++
+		most = max(most, hanging)
+		mu.Unlock()
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+		mu.Lock()
+		hanging--
+		mu.Unlock()
+	}))
+	fast := newReceiver(t)
+	e.endpoint(slow.URL, contracts.EventOrderCreated)
+	var backlog []contracts.EventRecord
+	for range 100 {
+		backlog = append(backlog, ev(restA, contracts.EventOrderCreated))
+	}
+	e.appendEvents(backlog...)
+	e.endpoint(fast.srv.URL, contracts.EventOrderUpdated)
+	e.appendEvents(ev(restA, contracts.EventOrderUpdated))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { e.worker.Run(ctx, 10*time.Millisecond); close(done) }()
+	defer func() { close(release); cancel(); <-done; slow.Close() }()
+	// The slow endpoint answers nothing until the test ends: the fast
+	// endpoint's delivery can only arrive beside it.
+	deadline := time.Now().Add(10 * time.Second)
+	for len(fast.requests()) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the other endpoint's delivery did not arrive while the slow endpoint hung")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	// The slow endpoint's requests arrive too and stay unanswered: no more
+	// than its share of the slots at once (4 is domain.DefaultPerEndpoint,
+	// half of the 8), however long its queue.
+	for {
+		mu.Lock()
+		n := hanging
+		mu.Unlock()
+		if n > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the slow endpoint got nothing")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(200 * time.Millisecond)
+	mu.Lock()
+	defer mu.Unlock()
+	if most > 4 {
+		t.Fatalf("the hanging endpoint held %d slots at once, want at most 4", most)
+	}
+}
+
+// Under menu naming set B a menu event's webhook body uses set-B names,
+// and the signature covers the body as sent.
+func TestWebhookBodyFollowsTheMenuNamingSet(t *testing.T) {
+	e := newEnv(t)
+	e.id.set(func(g *contracts.Grant) { g.Scopes = append(g.Scopes, contracts.ScopeMenuRead) })
+	e.worker.NamingSet = "B"
+	rcv := newReceiver(t)
+	ep := e.endpoint(rcv.srv.URL, contracts.EventMenuPublished)
+	x := ev(restA, contracts.EventMenuPublished)
+	x.Data = json.RawMessage(`{"menu":{"menuId":"6f1c2a3b-4d5e-4f60-8a7b-9c0d1e2f3a4b","name":"Lunch","isPosMenu":true,"isOnlineMenu":false,"categoryCount":2,"itemCount":7},"publication":"pos","replacedMenuId":null}`)
+	e.appendEvents(x)
+	e.run()
+	got := rcv.requests()
+	if len(got) != 1 {
+		t.Fatalf("%d requests", len(got))
+	}
+	body := string(got[0].body)
+	if !strings.Contains(body, `"menuPublicId":"6f1c2a3b-4d5e-4f60-8a7b-9c0d1e2f3a4b"`) || !strings.Contains(body, `"activeForPos":true`) ||
+		!strings.Contains(body, `"onlineOrdering":false`) || strings.Contains(body, `"menuId"`) || strings.Contains(body, `"isPosMenu"`) {
+		t.Fatalf("body %s", body)
+	}
+	if err := webhooksig.Verify(ep.Secret, got[0].header, got[0].body, e.now()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// testSecrets is a key ring sealing webhook secrets, as WEBHOOK_SECRET_KEYS.
+func testSecrets(t testing.TB) *sealed.Keyring {
+	k, err := sealed.Parse("t1:" + base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{9}, 32)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
 }

@@ -34,8 +34,9 @@ const (
 	ScanWindow = 1000
 	// Retention is how long events are kept.
 	Retention = 30 * 24 * time.Hour
-	// MaxTypeFilters bounds the types filter.
+	// MaxTypeFilters bounds the types filter, MaxTypesLength its length.
 	MaxTypeFilters = 20
+	MaxTypesLength = 1000
 )
 
 // Event is one numbered event of a restaurant's log.
@@ -134,6 +135,14 @@ func CheckAppend(a contracts.EventAppend) ([]contracts.EventRecord, error) {
 		if len(e.Data) == 0 || len(e.Data) > MaxEventData || !json.Valid(e.Data) || e.Data[0] != '{' {
 			return nil, invalid("events[%d].data must be a JSON object of at most %d bytes.", i, MaxEventData)
 		}
+		if e.Type == contracts.EventAuthorizationRevoked {
+			if d, ok := RevokedAuthorization(e.Data); !ok || !IsUUID(d.AuthorizationID) {
+				return nil, invalid("events[%d].data must name the revoked authorization (authorizationId, a uuid) and its clientId.", i)
+			}
+		}
+		if a := e.Actor; a != nil && (!IsUUID(a.GrantID) || a.ClientID == "" || len(a.ClientID) > 255 || len(a.UserID) > 64) {
+			return nil, invalid("events[%d].actor must name a client (1 to 255 characters), a grant (uuid) and a user.", i)
+		}
 		if seen[e.ID] {
 			continue
 		}
@@ -142,6 +151,27 @@ func CheckAppend(a contracts.EventAppend) ([]contracts.EventRecord, error) {
 		out = append(out, e)
 	}
 	return out, nil
+}
+
+// RevokedAuthorization reads the data of an authorization.revoked event:
+// the revoked grant and its client.
+func RevokedAuthorization(data json.RawMessage) (contracts.AuthorizationRevoked, bool) {
+	var d contracts.AuthorizationRevoked
+	if json.Unmarshal(data, &d) != nil || d.AuthorizationID == "" || d.ClientID == "" {
+		return d, false
+	}
+	return d, true
+}
+
+// ShownTo reports whether a reader of the partner client clientID may see
+// e: an authorization.revoked event only its own client may, so no partner
+// learns which other applications a restaurant had connected.
+func (e Event) ShownTo(clientID string) bool {
+	if e.Type != contracts.EventAuthorizationRevoked {
+		return true
+	}
+	d, ok := RevokedAuthorization(e.Data)
+	return ok && d.ClientID == clientID
 }
 
 // Visible reports whether a grant holding scopes may read events of type t:
@@ -169,8 +199,8 @@ type TypeFilter struct {
 // ParseTypes reads the comma-separated types parameter.
 func ParseTypes(s string) (TypeFilter, error) {
 	var f TypeFilter
-	if s == "" {
-		return f, nil
+	if s == "" || len(s) > MaxTypesLength {
+		return f, invalid("types must be 1 to %d characters: comma-separated event types; leave it out to read every type.", MaxTypesLength)
 	}
 	parts := strings.Split(s, ",")
 	if len(parts) > MaxTypeFilters {
@@ -213,14 +243,21 @@ func (e *ErrCursorExpired) Error() string {
 	return fmt.Sprintf("Events before %d are no longer kept; read the current state from the REST operations, then read the feed from after=%d.", e.OldestSeq, e.OldestSeq-1)
 }
 
+// FromOldest is a Query's After when the reader gave none: the page starts
+// at the oldest kept event, however far retention has moved it.
+const FromOldest = -1
+
 // Query is one feed request.
 type Query struct {
 	RestaurantID string
-	After        int64
-	Limit        int
-	Types        TypeFilter
-	Scopes       []string
-	Wait         time.Duration
+	// After is the last number read, or FromOldest.
+	After  int64
+	Limit  int
+	Types  TypeFilter
+	Scopes []string
+	// ClientID is the reader's partner client (Event.ShownTo).
+	ClientID string
+	Wait     time.Duration
 }
 
 // FeedPage is one answer of the feed.
@@ -248,7 +285,11 @@ func Feed(ctx context.Context, repo Repository, notify Notifier, q Query) (FeedP
 		if !deadline.IsZero() {
 			wake, stop = notify.Subscribe(q.RestaurantID)
 		}
-		page, err := readPage(ctx, repo, q)
+		page, after, err := readPage(ctx, repo, q)
+		if err == nil && q.After == FromOldest {
+			// Wait from where the page started, as if it had been given.
+			q.After = after
+		}
 		if err != nil || deadline.IsZero() || page.NextAfter > q.After || page.HeadSeq > q.After {
 			if stop != nil {
 				stop()
@@ -280,11 +321,17 @@ func Feed(ctx context.Context, repo Repository, notify Notifier, q Query) (FeedP
 // notification.
 const pollFallback = 2 * time.Second
 
-func readPage(ctx context.Context, repo Repository, q Query) (FeedPage, error) {
+// readPage reads one page and answers where it started (q.After, or the
+// oldest kept position for FromOldest).
+func readPage(ctx context.Context, repo Repository, q Query) (FeedPage, int64, error) {
 	var page FeedPage
+	after := q.After
 	head, events, err := repo.Page(ctx, q.RestaurantID, q.After, func(h Head, scanned []Scanned) []int64 {
-		page.NextAfter = q.After
-		if q.After < h.OldestSeq-1 {
+		if after == FromOldest {
+			after = h.OldestSeq - 1
+		}
+		page.NextAfter = after
+		if after < h.OldestSeq-1 || after > h.HeadSeq {
 			return nil
 		}
 		var picked []int64
@@ -300,16 +347,23 @@ func readPage(ctx context.Context, repo Repository, q Query) (FeedPage, error) {
 		return picked
 	})
 	if err != nil {
-		return FeedPage{}, err
+		return FeedPage{}, 0, err
 	}
-	if q.After < head.OldestSeq-1 {
-		return FeedPage{}, &ErrCursorExpired{OldestSeq: head.OldestSeq}
+	if after < head.OldestSeq-1 {
+		return FeedPage{}, 0, &ErrCursorExpired{OldestSeq: head.OldestSeq}
+	}
+	if after > head.HeadSeq {
+		return FeedPage{}, 0, invalid("after (%d) is beyond this restaurant's latest event (%d): send the nextAfter of your last page, or leave after out to read from the oldest kept event.", after, head.HeadSeq)
 	}
 	page.Head = head
-	page.Events = events
-	if page.NextAfter < q.After {
-		page.NextAfter = q.After
+	for _, e := range events {
+		if e.ShownTo(q.ClientID) {
+			page.Events = append(page.Events, e)
+		}
+	}
+	if page.NextAfter < after {
+		page.NextAfter = after
 	}
 	page.HasMore = head.HeadSeq > page.NextAfter
-	return page, nil
+	return page, after, nil
 }

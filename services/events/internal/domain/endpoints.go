@@ -67,7 +67,7 @@ func CreateEndpoint(tx WebhookTx, o Owner, url string, types, scopes []string, a
 // change (so an owner's new approval brings a blocked endpoint back);
 // enabling it again clears why it was disabled and its failing clock.
 func UpdateEndpoint(tx WebhookTx, o Owner, id string, p EndpointPatch, scopes []string, allowLoopbackHTTP bool, now time.Time) (Endpoint, error) {
-	e, err := tx.LockEndpoint(o, id)
+	e, err := tx.ChangeEndpoint(o, id)
 	if err != nil {
 		return Endpoint{}, err
 	}
@@ -101,7 +101,7 @@ func UpdateEndpoint(tx WebhookTx, o Owner, id string, p EndpointPatch, scopes []
 
 // DeleteEndpoint removes the endpoint and its deliveries.
 func DeleteEndpoint(tx WebhookTx, o Owner, id string) error {
-	if _, err := tx.LockEndpoint(o, id); err != nil {
+	if _, err := tx.ChangeEndpoint(o, id); err != nil {
 		return err
 	}
 	return tx.DeleteEndpoint(o, id)
@@ -114,7 +114,7 @@ func RotateSecret(tx WebhookTx, o Owner, id string, grace time.Duration, now tim
 	if grace < 0 || grace > MaxRotationGrace {
 		return Endpoint{}, invalid("gracePeriodSeconds must be from 0 to %d.", int(MaxRotationGrace/time.Second))
 	}
-	e, err := tx.LockEndpoint(o, id)
+	e, err := tx.ChangeEndpoint(o, id)
 	if err != nil {
 		return Endpoint{}, err
 	}

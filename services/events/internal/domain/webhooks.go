@@ -3,15 +3,17 @@ package domain
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math/rand/v2"
 	"net"
-	"net/http"
+	"net/netip"
 	"net/url"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"partnerapi.dev/pkg/apispec"
 	"partnerapi.dev/pkg/fault"
 	"partnerapi.dev/services/contracts"
 )
@@ -31,6 +33,14 @@ const (
 	// MaxReplay bounds the events one replay call enqueues; the answer says
 	// where to continue.
 	MaxReplay = 10_000
+	// MaxPendingForReplay bounds an endpoint's queue as far as replays go:
+	// a replay enqueues only up to this many deliveries waiting for the
+	// endpoint, and is refused (409) when that many already wait.
+	MaxPendingForReplay = 10_000
+	// DefaultPerEndpoint is how many deliveries to one endpoint a worker
+	// sends at once by default, so a slow endpoint holds at most that
+	// many of its slots.
+	DefaultPerEndpoint = 4
 	// TestEventType is the type of the event "send a test event" delivers;
 	// its seq is 0, so a partner applying only greater seqs ignores it.
 	TestEventType = "webhook.test"
@@ -73,6 +83,9 @@ type Endpoint struct {
 	PreviousUntil  time.Time
 	// FailingSince is the first failed attempt since the last success.
 	FailingSince *time.Time
+	// GrantRevoked: the authorization.revoked event of GrantID has been
+	// appended (read only for a delivery attempt).
+	GrantRevoked bool
 	CreatedAt    time.Time
 	UpdatedAt    time.Time
 }
@@ -131,6 +144,8 @@ type Outcome struct {
 	Success         bool
 	Failure         bool
 	DisableEndpoint string
+	// At is when the attempt ended.
+	At time.Time
 }
 
 // ReplayFrom selects where a replay starts: after a seq, or at a time.
@@ -154,6 +169,11 @@ type WebhookTx interface {
 	CreateEndpoint(e Endpoint) error
 	// LockEndpoint reads the owner's endpoint for update, or ErrNotFound.
 	LockEndpoint(o Owner, id string) (Endpoint, error)
+	// ChangeEndpoint is LockEndpoint for a change of what deliveries use
+	// (address, state, secrets, existence): it first waits for the sends
+	// to the endpoint in flight to end, and no send starts until the
+	// change commits.
+	ChangeEndpoint(o Owner, id string) (Endpoint, error)
 	SaveEndpoint(e Endpoint) error
 	DeleteEndpoint(o Owner, id string) error
 	EnqueueTest(e Endpoint, ev Event, now time.Time) (Delivery, error)
@@ -161,6 +181,19 @@ type WebhookTx interface {
 	RetryDelivery(e Endpoint, deliveryID int64, now time.Time) (Delivery, error)
 	Replay(e Endpoint, from ReplayFrom, now time.Time) (ReplayResult, error)
 }
+
+// ClaimLimits bounds one claim: at most N deliveries, and for each
+// endpoint at most PerEndpoint minus the claimer's deliveries to it still
+// in flight (InFlight). Among endpoints, the claim takes every endpoint's
+// first due delivery before any endpoint's second, oldest due first.
+type ClaimLimits struct {
+	N           int
+	PerEndpoint int
+	InFlight    map[string]int
+}
+
+// ErrTooManyPending refuses a replay into an endpoint whose queue is full.
+var ErrTooManyPending = fault.New(fault.Conflict, fmt.Sprintf("%d deliveries already wait for this endpoint; replay again once they are sent (see its deliveries).", MaxPendingForReplay))
 
 // WriteKey identifies an idempotent write.
 type WriteKey struct {
@@ -190,10 +223,13 @@ type WebhookRepository interface {
 	// Deliveries lists an endpoint's deliveries, newest first, below
 	// beforeID (0: from the newest).
 	Deliveries(ctx context.Context, endpointID string, beforeID int64, limit int) ([]Delivery, error)
-	// Claim leases up to n due deliveries until now+lease.
-	Claim(ctx context.Context, now time.Time, lease time.Duration, n int) ([]Job, error)
-	// Finish records an attempt's outcome.
-	Finish(ctx context.Context, j Job, o Outcome, now time.Time) error
+	// Claim leases due deliveries until now+lease, within l.
+	Claim(ctx context.Context, now time.Time, lease time.Duration, l ClaimLimits) ([]Job, error)
+	// Attempt runs send (one attempt of j) with j's endpoint as it is now,
+	// found false once it is deleted, and records the outcome send returns;
+	// no change to the endpoint commits from before send reads it until the
+	// outcome is recorded (ChangeEndpoint waits).
+	Attempt(ctx context.Context, j Job, send func(e Endpoint, found bool) Outcome) error
 }
 
 // CheckEndpointURL refuses a URL that is not absolute https (http is
@@ -212,6 +248,11 @@ func CheckEndpointURL(raw string, allowLoopbackHTTP bool) error {
 	default:
 		return invalid("url must start with https://.")
 	}
+	if ip, err := netip.ParseAddr(u.Hostname()); err == nil {
+		if why := AddressRefusal(ip, allowLoopbackHTTP); why != "" {
+			return invalid("url names an address webhooks may not reach (%s); use a public address or a host name.", why)
+		}
+	}
 	return nil
 }
 
@@ -226,15 +267,24 @@ func isLoopbackHost(h string) bool {
 // CheckEventTypes refuses an empty or unknown list and types the grant's
 // scopes cannot read; it answers the list sorted without repeats.
 func CheckEventTypes(types []string, scopes []string) ([]string, error) {
-	if len(types) == 0 || len(types) > len(contracts.EventScopes) {
-		return nil, invalid("eventTypes must list 1 to %d event types.", len(contracts.EventScopes))
+	// authorization.revoked needs no subscription (it goes to every
+	// endpoint of the revoked authorization).
+	if n := len(contracts.EventScopes) - 1; len(types) == 0 || len(types) > n {
+		return nil, invalid("eventTypes must list 1 to %d event types.", n)
 	}
 	out := slices.Clone(types)
 	slices.Sort(out)
-	out = slices.Compact(out)
+	for i := 1; i < len(out); i++ {
+		if out[i] == out[i-1] {
+			return nil, invalid("eventTypes lists %q more than once; give each type once.", out[i])
+		}
+	}
 	for _, t := range out {
 		if _, ok := contracts.EventScopes[t]; !ok {
 			return nil, invalid("eventTypes: %q is not an event type.", t)
+		}
+		if t == contracts.EventAuthorizationRevoked {
+			return nil, invalid("eventTypes: %q is sent to every endpoint of the revoked authorization without a subscription; leave it out.", t)
 		}
 		if !Visible(t, scopes) {
 			return nil, invalid("eventTypes: %q needs scopes %s, which this authorization does not have.", t, strings.Join(contracts.EventScopes[t], ", "))
@@ -266,11 +316,23 @@ func ParseRetryAfter(v string, now time.Time) time.Duration {
 	if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil && n > 0 {
 		return time.Duration(n) * time.Second
 	}
-	if t, err := http.ParseTime(v); err == nil && t.After(now) {
-		return t.Sub(now)
+	for _, layout := range httpDates {
+		if t, err := time.Parse(layout, v); err == nil {
+			if t.After(now) {
+				return t.Sub(now)
+			}
+			return 0
+		}
 	}
 	return 0
 }
+
+// httpDates are the forms of a date in an HTTP header, tried in the order
+// net/http's ParseTime tries them (IMF-fixdate, RFC 850, asctime).
+var httpDates = []string{"Mon, 02 Jan 2006 15:04:05 GMT", time.RFC850, time.ANSIC}
+
+// statusGone is the receiver's answer that its endpoint is gone for good.
+const statusGone = 410
 
 // Attempt is what happened when a delivery was sent.
 type Attempt struct {
@@ -289,7 +351,7 @@ func Judge(j Job, a Attempt, now time.Time, rnd float64) Outcome {
 	case a.Code >= 200 && a.Code < 300:
 		o.Status, o.Success = StatusSucceeded, true
 		return o
-	case a.Code == http.StatusGone:
+	case a.Code == statusGone:
 		o.Status, o.Failure = StatusFailed, true
 		o.DisableEndpoint = "The endpoint answered 410 Gone."
 		return o
@@ -310,6 +372,25 @@ func Judge(j Job, a Attempt, now time.Time, rnd float64) Outcome {
 	}
 	o.Status, o.Next = StatusPending, next
 	return o
+}
+
+// RevocationDenies decides a delivery to an endpoint whose authorization
+// may be revoked, before the grant is looked up: its own authorization.revoked
+// event goes out (handled true, why ""), whatever the grant's state now;
+// another authorization's is blocked, and so is every other event once that
+// event has been appended (GrantRevoked), so nothing reaches the endpoint
+// after it. handled false: the grant decides (GrantDenies).
+func RevocationDenies(ep Endpoint, ev Event) (why string, handled bool) {
+	if ev.Type == contracts.EventAuthorizationRevoked {
+		if d, ok := RevokedAuthorization(ev.Data); !ok || d.AuthorizationID != ep.GrantID {
+			return "The event concerns another authorization.", true
+		}
+		return "", true
+	}
+	if ep.GrantRevoked {
+		return "The authorization was revoked.", true
+	}
+	return "", false
 }
 
 // GrantDenies says why the grant no longer lets the endpoint's partner
@@ -349,7 +430,7 @@ func Covers(g *contracts.Grant, restaurantID string) bool {
 }
 
 // Jitter is the random source of NextAttempt in production.
-func Jitter() float64 { return rand.Float64() }
+func Jitter() float64 { return rand.Float64() } //nolint:gosec // G404: it spreads retries over time and guards nothing
 
 // EventEnvelope is an event as partners read it, the same in the feed and
 // in a webhook body.
@@ -362,7 +443,30 @@ type EventEnvelope struct {
 	Data         json.RawMessage `json:"data"`
 }
 
-// Envelope is e as partners read it.
-func (e Event) Envelope() EventEnvelope {
-	return EventEnvelope{ID: e.ID, Type: e.Type, Timestamp: e.OccurredAt, RestaurantID: e.RestaurantID, Seq: e.Seq, Data: e.Data}
+// Naming sets of the menu resources. Services record menu and catalog
+// import events with set-A names; a deployment serving set B
+// (MENU_NAMING_SET=B) shows them with set-B names in the feed and in
+// webhook bodies, as its REST answers do.
+const (
+	NamingA = "A"
+	NamingB = "B"
+)
+
+// Envelope is e as partners read it in the deployment's naming set.
+func (e Event) Envelope(namingSet string) EventEnvelope {
+	data := e.Data
+	if namingSet == NamingB && (strings.HasPrefix(e.Type, "menu.") || strings.HasPrefix(e.Type, "catalog_import.")) {
+		if b, err := apispec.ToNamingSetB(data); err == nil {
+			data = b
+		}
+	}
+	return EventEnvelope{ID: e.ID, Type: e.Type, Timestamp: e.OccurredAt, RestaurantID: e.RestaurantID, Seq: e.Seq, Data: data}
+}
+
+// Backlog is what waits to be delivered to one endpoint.
+type Backlog struct {
+	EndpointID string
+	Waiting    int64
+	// OldestDue is how long the longest-due waiting delivery has been due.
+	OldestDue time.Duration
 }

@@ -1,6 +1,7 @@
 package domain_test
 
 import (
+	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
@@ -40,13 +41,40 @@ func TestCheckEndpointURL(t *testing.T) {
 
 func TestCheckEventTypes(t *testing.T) {
 	orders := []string{contracts.ScopeRestaurantRead, contracts.ScopeOrdersRead}
-	got, err := domain.CheckEventTypes([]string{"order.updated", "order.created", "order.updated"}, orders)
+	got, err := domain.CheckEventTypes([]string{"order.updated", "order.created"}, orders)
 	if err != nil || strings.Join(got, ",") != "order.created,order.updated" {
 		t.Fatalf("%v %v", got, err)
 	}
-	for _, types := range [][]string{nil, {}, {"menu.created"}, {"order.*"}, {"webhook.test"}, {"order.created", "refund_event.recorded"}} {
+	for _, types := range [][]string{nil, {}, {"menu.created"}, {"order.*"}, {"webhook.test"}, {"order.created", "refund_event.recorded"}, {"order.updated", "order.created", "order.updated"}, {"authorization.revoked"}} {
 		if _, err := domain.CheckEventTypes(types, orders); err == nil {
 			t.Errorf("%v accepted for an orders grant", types)
+		}
+	}
+}
+
+func TestRevocationDenies(t *testing.T) {
+	revoked := func(grant string) domain.Event {
+		return domain.Event{Type: contracts.EventAuthorizationRevoked, Data: json.RawMessage(`{"authorizationId":"` + grant + `","clientId":"c"}`)}
+	}
+	order := domain.Event{Type: contracts.EventOrderCreated, Data: json.RawMessage(`{}`)}
+	ep := domain.Endpoint{GrantID: "g1"}
+	gone := ep
+	gone.GrantRevoked = true
+	for _, c := range []struct {
+		name    string
+		ep      domain.Endpoint
+		ev      domain.Event
+		why     string
+		handled bool
+	}{
+		{"its own revocation is sent", gone, revoked("g1"), "", true},
+		{"before the revocation is known too", ep, revoked("g1"), "", true},
+		{"another authorization's revocation", ep, revoked("g2"), "The event concerns another authorization.", true},
+		{"anything after the revocation", gone, order, "The authorization was revoked.", true},
+		{"the grant decides otherwise", ep, order, "", false},
+	} {
+		if why, handled := domain.RevocationDenies(c.ep, c.ev); why != c.why || handled != c.handled {
+			t.Errorf("%s: %q %v", c.name, why, handled)
 		}
 	}
 }
@@ -122,5 +150,24 @@ func TestGrantDenies(t *testing.T) {
 		if why := domain.GrantDenies(c.g, rest, c.typ, now); (why == "") != c.ok {
 			t.Errorf("%s: %q", c.name, why)
 		}
+	}
+}
+
+// Retry-After as a date reads every form net/http reads, as it reads them.
+func TestParseRetryAfterReadsEveryHTTPDateForm(t *testing.T) {
+	now := time.Date(2026, 11, 2, 10, 0, 0, 0, time.UTC)
+	at := now.Add(90 * time.Second)
+	for _, v := range []string{at.Format(http.TimeFormat), at.Format(time.RFC850), at.Format(time.ANSIC),
+		now.Add(-time.Minute).Format(http.TimeFormat), "Mon, 02 Jan 2006 15:04:05 UTC", "soon"} {
+		want := time.Duration(0)
+		if d, err := http.ParseTime(v); err == nil && d.After(now) {
+			want = d.Sub(now)
+		}
+		if got := domain.ParseRetryAfter(v, now); got != want {
+			t.Errorf("%q: %v, want %v (net/http's)", v, got, want)
+		}
+	}
+	if got := domain.ParseRetryAfter(at.Format(time.RFC850), now); got != 90*time.Second {
+		t.Errorf("RFC 850 date: %v", got)
 	}
 }

@@ -16,8 +16,11 @@ import (
 
 	"gorm.io/gorm"
 
+	"partnerapi.dev/pkg/database"
+
 	"partnerapi.dev/services/contracts"
 	"partnerapi.dev/services/events/internal/domain"
+	"partnerapi.dev/services/events/internal/sealed"
 )
 
 // Channel is the NOTIFY channel an append signals, with the restaurant id
@@ -27,8 +30,13 @@ const Channel = "events_appended"
 // Store is the events service's repository.
 type Store struct {
 	DB *gorm.DB
+	// Reads, when set, serves the feed from a streaming replica that has
+	// replayed every event committed before the read began.
+	Reads *database.Reads
 	// Now is the clock of stored times (time.Now when nil); tests move it.
 	Now func() time.Time
+	// Secrets seals the endpoints' signing secrets at rest.
+	Secrets *sealed.Keyring
 
 	mu    sync.Mutex
 	ready map[string]bool // day partitions known to exist
@@ -52,6 +60,9 @@ type eventRow struct {
 	OccurredAt   time.Time
 	StoredAt     time.Time
 	Data         []byte
+	// ClientID, GrantID and UserID are the partner request's
+	// authorization (contracts.EventActor), never shown to partners.
+	ClientID, GrantID, UserID *string
 }
 
 func (eventRow) TableName() string { return "events" }
@@ -156,12 +167,19 @@ SELECT c.last_seq, c.last_stored_at FROM c, (SELECT pg_notify(?, ?)) n`, r, len(
 		}
 		first := head.LastSeq - int64(len(evs)) + 1
 		for i, e := range evs {
-			rows = append(rows, eventRow{RestaurantID: r, Seq: first + int64(i), ID: e.ID, Type: e.Type, Source: source,
-				OccurredAt: e.OccurredAt, StoredAt: head.LastStoredAt, Data: e.Data})
+			row := eventRow{RestaurantID: r, Seq: first + int64(i), ID: e.ID, Type: e.Type, Source: source,
+				OccurredAt: e.OccurredAt, StoredAt: head.LastStoredAt, Data: e.Data}
+			if a := e.Actor; a != nil {
+				row.ClientID, row.GrantID, row.UserID = &a.ClientID, &a.GrantID, &a.UserID
+			}
+			rows = append(rows, row)
 		}
 	}
 	if len(rows) > 0 {
 		if err := tx.CreateInBatches(rows, 200).Error; err != nil {
+			return res, err
+		}
+		if err := recordRevocations(tx, now, rows); err != nil {
 			return res, err
 		}
 		if err := enqueueDeliveries(tx, now, rows); err != nil {
@@ -180,7 +198,11 @@ SELECT c.last_seq, c.last_stored_at FROM c, (SELECT pg_notify(?, ?)) n`, r, len(
 func (s *Store) Page(ctx context.Context, restaurantID string, after int64, pick func(domain.Head, []domain.Scanned) []int64) (domain.Head, []domain.Event, error) {
 	head := domain.Head{OldestSeq: 1}
 	var out []domain.Event
-	err := s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	db := s.DB.WithContext(ctx)
+	if s.Reads != nil {
+		db = s.Reads.Gorm(ctx)
+	}
+	err := db.Transaction(func(tx *gorm.DB) error {
 		if err := tx.Exec(`LOCK TABLE events IN ACCESS SHARE MODE`).Error; err != nil {
 			return err
 		}
@@ -198,6 +220,9 @@ LEFT JOIN event_days d ON d.restaurant_id = c.restaurant_id WHERE c.restaurant_i
 		if len(days) > 0 {
 			head = domain.Head{HeadSeq: days[0].LastSeq, OldestSeq: days[0].OldestSeq}
 		}
+		if after == domain.FromOldest {
+			after = head.OldestSeq - 1
+		}
 		from, to := time.Unix(0, 0).UTC(), maxTime
 		for _, d := range days {
 			if d.Day == nil {
@@ -214,17 +239,14 @@ LEFT JOIN event_days d ON d.restaurant_id = c.restaurant_id WHERE c.restaurant_i
 		if err != nil {
 			return err
 		}
+		defer cur.Close()
 		scanned := make([]domain.Scanned, 0, 64)
 		for cur.Next() {
 			var x domain.Scanned
 			if err := cur.Scan(&x.Seq, &x.Type); err != nil {
-				_ = cur.Close()
 				return err
 			}
 			scanned = append(scanned, x)
-		}
-		if err := cur.Close(); err != nil {
-			return err
 		}
 		if err := cur.Err(); err != nil {
 			return err
@@ -241,19 +263,16 @@ WHERE restaurant_id = ? AND seq BETWEEN ? AND ? AND seq IN ? AND stored_at >= ? 
 		if err != nil {
 			return err
 		}
+		defer body.Close()
 		out = make([]domain.Event, 0, len(seqs))
 		for body.Next() {
 			x := domain.Event{RestaurantID: restaurantID}
 			var data []byte
 			if err := body.Scan(&x.ID, &x.Type, &x.Seq, &x.OccurredAt, &data); err != nil {
-				_ = body.Close()
 				return err
 			}
 			x.OccurredAt, x.Data = x.OccurredAt.UTC(), data
 			out = append(out, x)
-		}
-		if err := body.Close(); err != nil {
-			return err
 		}
 		if err := body.Err(); err != nil {
 			return err
@@ -415,4 +434,45 @@ WHERE c.oldest_seq <> COALESCE((SELECT min(e.seq) FROM events e WHERE e.restaura
 	s.mu.Unlock()
 	res.Dropped = drop
 	return res, nil
+}
+
+// GrantEvents lists each grant's events on the restaurants, newest first,
+// at most limit per grant: one statement, one walk of the index
+// events_grant_recent per grant.
+func (s *Store) GrantEvents(ctx context.Context, grantIDs []string, restaurantIDs []string, limit int) (map[string][]contracts.ActivityEvent, error) {
+	var rows []struct {
+		GrantID, ID, Type, RestaurantID string
+		OccurredAt                      time.Time
+		UserID                          *string
+		Data                            []byte
+	}
+	err := s.DB.WithContext(ctx).Raw(`SELECT e.grant_id, e.id, e.type, e.restaurant_id::text AS restaurant_id, e.occurred_at, e.user_id, e.data
+		FROM unnest(CAST(? AS text[])) AS g(id)
+		CROSS JOIN LATERAL (SELECT grant_id, id, type, restaurant_id, occurred_at, user_id, data, stored_at, seq FROM events
+			WHERE grant_id = g.id AND restaurant_id = ANY (CAST(? AS uuid[])) ORDER BY stored_at DESC, seq DESC LIMIT ?) e
+		ORDER BY e.grant_id, e.stored_at DESC, e.seq DESC`,
+		"{"+strings.Join(grantIDs, ",")+"}", "{"+strings.Join(restaurantIDs, ",")+"}", limit).Scan(&rows).Error
+	if err != nil {
+		return nil, err
+	}
+	out := map[string][]contracts.ActivityEvent{}
+	for _, r := range rows {
+		e := contracts.ActivityEvent{ID: r.ID, Type: r.Type, RestaurantID: r.RestaurantID, OccurredAt: r.OccurredAt.UTC(), Data: r.Data}
+		if r.UserID != nil {
+			e.UserID = *r.UserID
+		}
+		out[r.GrantID] = append(out[r.GrantID], e)
+	}
+	return out, nil
+}
+
+// ClientEndpoints lists the clients' webhook endpoints on the restaurants
+// (client ids are quoted in the array: identity allows only letters,
+// digits, dot, underscore and hyphen in them).
+func (s *Store) ClientEndpoints(ctx context.Context, clientIDs []string, restaurantIDs []string) ([]domain.EndpointAddress, error) {
+	var out []domain.EndpointAddress
+	err := s.DB.WithContext(ctx).Raw(`SELECT client_id, url, restaurant_id::text AS restaurant_id, disabled FROM webhook_endpoints
+		WHERE client_id = ANY (CAST(? AS text[])) AND restaurant_id = ANY (CAST(? AS uuid[])) ORDER BY created_at, id`,
+		`{"`+strings.Join(clientIDs, `","`)+`"}`, "{"+strings.Join(restaurantIDs, ",")+"}").Scan(&out).Error
+	return out, err
 }

@@ -4,69 +4,34 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"time"
 
-	"partnerapi.dev/pkg/config"
-	"partnerapi.dev/pkg/database"
 	"partnerapi.dev/pkg/lifecycle"
-	"partnerapi.dev/pkg/telemetry"
-	idconfig "partnerapi.dev/services/identity/internal/config"
+	"partnerapi.dev/pkg/service"
+	"partnerapi.dev/services/contracts/eventsclient"
+	"partnerapi.dev/services/identity/internal/config"
 	"partnerapi.dev/services/identity/internal/server"
+	"partnerapi.dev/services/identity/migrations"
 )
 
-func main() { lifecycle.Main(run) }
-
-func run(ctx context.Context, args []string) error {
-	cmd := "serve"
-	if len(args) > 0 {
-		cmd = args[0]
-	}
-	switch cmd {
-	case "serve":
-		return serve(ctx)
-	case "migrate":
-		return migrate(ctx)
-	}
-	return fmt.Errorf("unknown command %q (use serve or migrate)", cmd)
+func main() {
+	service.Main(service.Spec[*config.Config]{Name: "identity", Migrations: migrations.FS,
+		GoMigrations: service.Steps(migrations.Go()...), Build: build})
 }
 
-func migrate(ctx context.Context) error {
-	var dbc database.Config
-	if err := config.Load(ctx, &dbc); err != nil {
-		return err
-	}
-	db, err := database.Open(ctx, dbc, "identity")
+// build assembles the service, purges expired tokens and forwards the
+// outbox (authorization.revoked events) in the background.
+func build(ctx context.Context, cfg *config.Config, p service.Process) (*service.Server, error) {
+	parts, err := server.Build(ctx, *cfg, p.DB, p.Metrics)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer db.Close(ctx)
-	return server.Migrate(ctx, db)
-}
-
-func serve(ctx context.Context) error {
-	var cfg idconfig.Config
-	if err := config.Load(ctx, &cfg); err != nil {
-		return err
-	}
-	tel, err := telemetry.Setup(ctx, "identity", telemetry.Options{})
-	if err != nil {
-		return err
-	}
-	db, err := database.Open(ctx, cfg.Database, "identity")
-	if err != nil {
-		return err
-	}
-	parts, err := server.Build(ctx, cfg, db, tel.Handler())
-	if err != nil {
-		_ = db.Close(ctx)
-		return err
-	}
-	go purgeExpired(ctx, parts)
-	return lifecycle.Serve(ctx, []lifecycle.Listener{{App: parts.App, Addr: cfg.HTTPAddr}, {App: parts.Internal, Addr: cfg.InternalHTTPAddr}},
-		lifecycle.Closer{Name: "database", Fn: db.Close},
-		lifecycle.Closer{Name: "telemetry", Fn: tel.Shutdown})
+	return &service.Server{Public: parts.App, Internal: parts.Internal,
+		Closers: []lifecycle.Closer{
+			lifecycle.Go(ctx, "token purge", func(ctx context.Context) { purgeExpired(ctx, parts) }),
+			eventsclient.StartRelay(ctx, p.DB.Gorm, cfg.Events, "identity"),
+		}}, nil
 }
 
 // purgeExpired deletes token rows a day after they expired, hourly.

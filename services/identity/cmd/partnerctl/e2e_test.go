@@ -24,7 +24,7 @@ func TestMain(m *testing.M) { testenv.Main(m) }
 // identity process on real Postgres, ending with the token flow.
 func TestAgainstRunningIdentity(t *testing.T) {
 	ctx := context.Background()
-	url := testenv.NewDatabase(t, "identity", database.MigrateURL("identity", migrations.FS))
+	url := testenv.NewDatabase(t, "identity", database.MigrateURL("identity", migrations.FS, migrations.Go()...))
 	db, err := database.Open(ctx, database.Config{URL: config.Secret(url)}, "identity")
 	if err != nil {
 		t.Fatal(err)
@@ -62,7 +62,8 @@ func TestAgainstRunningIdentity(t *testing.T) {
 		t.Helper()
 		var out bytes.Buffer
 		if args[0] != "token" {
-			args = append(args[:2:2], append([]string{"--url", adminBase}, args[2:]...)...)
+			// Last, after any id: flags go anywhere.
+			args = append(args, "--url", adminBase)
 		}
 		if err := run(ctx, args, &out); err != nil {
 			t.Fatalf("partnerctl %s: %v", strings.Join(args, " "), err)
@@ -83,9 +84,13 @@ func TestAgainstRunningIdentity(t *testing.T) {
 		t.Fatalf("list: %s", out)
 	}
 	ctl("clients", "approve", "demo-partner")
-	org := field(ctl("orgs", "create", "--name", "Demo Group", "--registered-name", "Demo Group Oy", "--business-id", "1234567-8"), "organizationId")
+	org := field(ctl("organizations", "create", "--name", "Demo Group", "--registered-name", "Demo Group Oy", "--business-id", "1234567-8"), "organizationId")
 	rest := field(ctl("restaurants", "create", "--name", "Demo Bistro", "--time-zone", "Europe/Helsinki", "--day-start-hour", "4", "--currency", "EUR", "--country", "FI",
 		"--registered-name", "Demo Bistro Oy", "--business-id", "7654321-0", "--org", org), "restaurantId")
+	// The old spelling of the noun still works.
+	if out := ctl("orgs", "list"); !strings.Contains(out, org) {
+		t.Fatalf("orgs list: %s", out)
+	}
 	user := field(ctl("users", "create", "--email", "owner@demo.example", "--name", "Demo Owner", "--password", "demo-password"), "userId")
 	ctl("memberships", "create", "--user", user, "--restaurant", rest, "--role", "owner")
 	ctl("memberships", "create", "--user", user, "--org", org, "--role", "admin")
@@ -150,6 +155,13 @@ func TestAgainstRunningIdentity(t *testing.T) {
 	var gs []map[string]any
 	if err := json.Unmarshal([]byte(ctl("grants", "list", "--client-id", "demo-partner", "--json")), &gs); err != nil || len(gs) != 2 || gs[0]["grantId"] != gid {
 		t.Fatalf("grants list --json: %v %v", err, gs)
+	}
+	// The owner's connected apps, by user and by restaurant: both grants.
+	for _, by := range [][]string{{"--user-id", user}, {"--restaurant-id", rest}} {
+		apps := ctl(append([]string{"apps", "list"}, by...)...)
+		if !strings.HasPrefix(apps, "GRANT ID") || strings.Count(apps, "Demo Partner") != 2 || !strings.Contains(apps, "Demo Bistro") || !strings.Contains(apps, "owner@demo.example") {
+			t.Fatalf("apps list %v:\n%s", by, apps)
+		}
 	}
 	if out := ctl("grants", "revoke", gid); field(out, "status") != "revoked" {
 		t.Fatalf("revoke: %s", out)

@@ -30,7 +30,7 @@ Usage:
   partnerctl clients approve|suspend CLIENT_ID
   partnerctl clients list [--json]
   partnerctl users create --email EMAIL --name NAME --password PW [--id UUID]
-  partnerctl orgs create --name NAME --registered-name NAME --business-id ID [--id UUID]
+  partnerctl organizations create --name NAME --registered-name NAME --business-id ID [--id UUID]
   partnerctl restaurants create --name NAME --time-zone TZ --day-start-hour H --currency EUR --country FI --registered-name NAME --business-id ID [--org UUID...] [--id UUID]
   partnerctl memberships create --user UUID (--restaurant UUID | --org UUID) --role owner|admin
   partnerctl grants list [--client-id ID] [--user-id UUID] [--json]
@@ -39,11 +39,17 @@ Usage:
   partnerctl users list [--json]
   partnerctl memberships list [--json]
   partnerctl grants revoke GRANT_ID
+  partnerctl apps list (--user-id UUID | --restaurant-id UUID) [--json]
+      (the connected apps a user sees on their page, or every app covering a restaurant; revoke
+      one with grants revoke)
   partnerctl keys rotate
   partnerctl token --base-url URL --email EMAIL --password PW --client-id ID [--client-secret S] [--redirect-uri URI] [--scope "a b"] [--restaurant UUID | --organization UUID...] [--json]
   partnerctl authorize --url AUTHORIZATION_URL --email EMAIL --password PW [--restaurant UUID | --organization UUID...] [--deny]
       (signs in and answers the consent page for an authorization URL a partner's OAuth
       library built, and prints the redirect back to the partner, with its code or error)
+
+Flags may come before or after the ids. Each resource has one noun, as in the list above
+(orgs is kept as another spelling of organizations).
 
 Every admin command takes --url, identity's internal listener where the admin API is
 (default $IDENTITY_ADMIN_URL, then http://127.0.0.1:9081), and --admin-token (default $ADMIN_TOKEN).
@@ -74,8 +80,25 @@ type adminClient struct {
 func adminFlags(fs *flag.FlagSet) *adminClient {
 	a := &adminClient{}
 	fs.StringVar(&a.base, "url", envOr("IDENTITY_ADMIN_URL", "http://127.0.0.1:9081"), "base URL of identity's internal listener (INTERNAL_HTTP_ADDR), where the admin API is")
-	fs.StringVar(&a.token, "admin-token", os.Getenv("ADMIN_TOKEN"), "operator token (or $ADMIN_TOKEN)")
+	secretVar(fs, &a.token, "admin-token", "ADMIN_TOKEN", "operator token")
 	return a
+}
+
+// secretVar defines a flag whose default comes from the environment
+// variable env and is never printed (in help or in a flag error).
+func secretVar(fs *flag.FlagSet, p *string, name, env, usage string) {
+	*p = os.Getenv(env)
+	fs.Var(secretValue{p}, name, usage+" (default $"+env+")")
+}
+
+// secretValue is a string flag that shows no value.
+type secretValue struct{ p *string }
+
+func (s secretValue) String() string { return "" }
+
+func (s secretValue) Set(v string) error {
+	*s.p = v
+	return nil
 }
 
 func envOr(k, d string) string {
@@ -202,10 +225,36 @@ func orDash(s *string) string {
 	return *s
 }
 
+// aliases are older spellings of a noun, kept working.
+var aliases = map[string]string{"orgs": "organizations"}
+
+// parse parses args with fs, flags anywhere among the positional arguments
+// (the flag package stops at the first positional one), and returns the
+// positional ones in order. After "--" everything is positional.
+func parse(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		if len(rest) < len(args) && args[len(args)-len(rest)-1] == "--" {
+			return append(pos, rest...), nil
+		}
+		pos, args = append(pos, rest[0]), rest[1:]
+	}
+}
+
 func run(ctx context.Context, args []string, out io.Writer) error {
 	if len(args) < 1 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
 		fmt.Fprint(out, usage)
 		return nil
+	}
+	if noun, ok := aliases[args[0]]; ok {
+		args = append([]string{noun}, args[1:]...)
 	}
 	if args[0] == "token" {
 		return token(ctx, args[1:], out)
@@ -242,7 +291,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		fs.StringVar(&email, "email", "", "email")
 		fs.StringVar(&name, "name", "", "name")
 		fs.StringVar(&password, "password", "", "password")
-	case "orgs create":
+	case "organizations create":
 		fs.StringVar(&id, "id", "", "organization id (default: generated)")
 		fs.StringVar(&name, "name", "", "name")
 		fs.StringVar(&regName, "registered-name", "", "registered name")
@@ -265,11 +314,14 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	case "grants list":
 		fs.StringVar(&clientID, "client-id", "", "filter by client")
 		fs.StringVar(&userID, "user-id", "", "filter by user")
+	case "apps list":
+		fs.StringVar(&userID, "user-id", "", "a user: what their connected-apps page shows")
+		fs.StringVar(&restaurant, "restaurant-id", "", "a restaurant: every app covering it")
 	}
-	if err := fs.Parse(args[2:]); err != nil {
+	pos, err := parse(fs, args[2:])
+	if err != nil {
 		return err
 	}
-	pos := fs.Args()
 	one := func() (string, error) {
 		if len(pos) != 1 {
 			return "", fmt.Errorf("%s needs exactly one id", cmd)
@@ -361,7 +413,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 			return err
 		}
 		return a.print(d)
-	case "orgs create":
+	case "organizations create":
 		d, err := a.do(ctx, http.MethodPost, "/admin/v1/organizations", map[string]any{"organizationId": id, "name": name, "registeredName": regName, "businessId": businessID})
 		if err != nil {
 			return err
@@ -409,6 +461,36 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return table(out, d, "GRANT ID\tCLIENT\tUSER\tBOUNDARY\tSTATUS\tEXPIRES\tSCOPES", func(g grant) []string {
 			return []string{g.GrantID, g.ClientID, g.UserID, g.Boundary, g.Status, g.ExpiresAt, strings.Join(g.Scopes, " ")}
 		})
+	case "apps list":
+		q := url.Values{}
+		if userID != "" {
+			q.Set("userId", userID)
+		}
+		if restaurant != "" {
+			q.Set("restaurantId", restaurant)
+		}
+		d, err := a.do(ctx, http.MethodGet, "/admin/v1/connected-apps?"+q.Encode(), nil)
+		if err != nil || asJSON {
+			return a.printOr(d, err)
+		}
+		type named struct{ Name string }
+		type app struct {
+			GrantID, ClientName, Status, CreatedAt string
+			LastUsedAt                             *string
+			ApprovedBy                             struct{ Email string }
+			Restaurants, Organizations             []named
+		}
+		return table(out, d, "GRANT ID\tAPP\tSTATUS\tAPPROVED BY\tAPPROVED\tLAST USED\tCOVERS", func(g app) []string {
+			var covers []string
+			for _, x := range append(g.Organizations, g.Restaurants...) {
+				covers = append(covers, x.Name)
+			}
+			last := "never"
+			if g.LastUsedAt != nil {
+				last = *g.LastUsedAt
+			}
+			return []string{g.GrantID, g.ClientName, g.Status, g.ApprovedBy.Email, g.CreatedAt, last, strings.Join(covers, ", ")}
+		})
 	case "grants revoke":
 		gid, err := one()
 		if err != nil {
@@ -436,16 +518,18 @@ func token(ctx context.Context, args []string, out io.Writer) error {
 	var asJSON bool
 	fs.StringVar(&o.BaseURL, "base-url", "http://127.0.0.1:8080", "public base URL of identity or the gateway")
 	fs.StringVar(&o.Email, "email", "", "demo user's email")
-	fs.StringVar(&o.Password, "password", os.Getenv("DEMO_PASSWORD"), "demo user's password (or $DEMO_PASSWORD)")
+	secretVar(fs, &o.Password, "password", "DEMO_PASSWORD", "demo user's password")
 	fs.StringVar(&o.ClientID, "client-id", "", "partner client id")
-	fs.StringVar(&o.ClientSecret, "client-secret", os.Getenv("CLIENT_SECRET"), "secret of a confidential client (or $CLIENT_SECRET)")
+	secretVar(fs, &o.ClientSecret, "client-secret", "CLIENT_SECRET", "secret of a confidential client")
 	fs.StringVar(&o.RedirectURI, "redirect-uri", "http://127.0.0.1:8976/callback", "registered redirect URI")
 	fs.StringVar(&o.Scope, "scope", "", "space-separated scopes (default: the server's default scope)")
 	fs.StringVar(&o.Restaurant, "restaurant", "", "approve this restaurant")
 	fs.Var(&orgs, "organization", "approve this organization (repeat)")
 	fs.BoolVar(&asJSON, "json", false, "print JSON")
-	if err := fs.Parse(args); err != nil {
+	if pos, err := parse(fs, args); err != nil {
 		return err
+	} else if len(pos) > 0 {
+		return fmt.Errorf("%s takes only flags, not %q", fs.Name(), pos)
 	}
 	o.Organizations = orgs
 	if o.Email == "" || o.Password == "" || o.ClientID == "" {
@@ -476,12 +560,14 @@ func authorize(ctx context.Context, args []string, out io.Writer) error {
 	var authorizationURL string
 	fs.StringVar(&authorizationURL, "url", "", "authorization URL the partner's application built")
 	fs.StringVar(&o.Email, "email", "", "demo user's email")
-	fs.StringVar(&o.Password, "password", os.Getenv("DEMO_PASSWORD"), "demo user's password (or $DEMO_PASSWORD)")
+	secretVar(fs, &o.Password, "password", "DEMO_PASSWORD", "demo user's password")
 	fs.StringVar(&o.Restaurant, "restaurant", "", "approve this restaurant")
 	fs.Var(&orgs, "organization", "approve this organization (repeat)")
 	fs.BoolVar(&o.Deny, "deny", false, "deny instead of approving")
-	if err := fs.Parse(args); err != nil {
+	if pos, err := parse(fs, args); err != nil {
 		return err
+	} else if len(pos) > 0 {
+		return fmt.Errorf("%s takes only flags, not %q", fs.Name(), pos)
 	}
 	o.Organizations = orgs
 	if authorizationURL == "" || o.Email == "" || o.Password == "" {

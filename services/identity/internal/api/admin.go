@@ -3,6 +3,8 @@ package api
 import (
 	"encoding/json"
 	"net/http"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -10,6 +12,7 @@ import (
 
 	"partnerapi.dev/pkg/cursor"
 	"partnerapi.dev/pkg/httpx"
+	"partnerapi.dev/services/contracts"
 	"partnerapi.dev/services/identity/internal/domain"
 	"partnerapi.dev/services/identity/internal/oauth"
 )
@@ -29,7 +32,7 @@ func (a admin) importDirectory(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(fiber.Map{"data": res})
+	return httpx.Data(c, res)
 }
 
 // importOne runs a one-element import and answers 201 with the element.
@@ -37,7 +40,7 @@ func (a admin) importOne(c *fiber.Ctx, d domain.DirectoryImport, out any) error 
 	if _, err := a.repo.Import(c.UserContext(), d); err != nil {
 		return err
 	}
-	return c.Status(http.StatusCreated).JSON(fiber.Map{"data": out})
+	return httpx.Data(c.Status(http.StatusCreated), out)
 }
 
 func (a admin) createUser(c *fiber.Ctx) error {
@@ -87,7 +90,7 @@ func (a admin) listClients(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(fiber.Map{"data": l})
+	return httpx.Data(c, l)
 }
 
 func (a admin) getClient(c *fiber.Ctx) error {
@@ -95,7 +98,7 @@ func (a admin) getClient(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(fiber.Map{"data": pc})
+	return httpx.Data(c, pc)
 }
 
 func (a admin) createClient(c *fiber.Ctx) error {
@@ -111,7 +114,7 @@ func (a admin) createClient(c *fiber.Ctx) error {
 		domain.PartnerClient
 		ClientSecret string `json:"clientSecret,omitempty"`
 	}{pc, secret}
-	return c.Status(http.StatusCreated).JSON(fiber.Map{"data": out})
+	return httpx.Data(c.Status(http.StatusCreated), out)
 }
 
 func (a admin) updateClient(c *fiber.Ctx) error {
@@ -123,7 +126,7 @@ func (a admin) updateClient(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(fiber.Map{"data": pc})
+	return httpx.Data(c, pc)
 }
 
 // rotateClientSecret sets a confidential client's secret; the previous one keeps
@@ -140,7 +143,7 @@ func (a admin) rotateClientSecret(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(fiber.Map{"data": pc})
+	return httpx.Data(c, pc)
 }
 
 func (a admin) setClientStatus(status string) fiber.Handler {
@@ -149,7 +152,7 @@ func (a admin) setClientStatus(status string) fiber.Handler {
 		if err != nil {
 			return err
 		}
-		return c.JSON(fiber.Map{"data": pc})
+		return httpx.Data(c, pc)
 	}
 }
 
@@ -158,7 +161,7 @@ func (a admin) listGrants(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(fiber.Map{"data": l})
+	return httpx.Data(c, l)
 }
 
 func (a admin) getGrant(c *fiber.Ctx) error {
@@ -166,15 +169,15 @@ func (a admin) getGrant(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(fiber.Map{"data": g})
+	return httpx.Data(c, g)
 }
 
 func (a admin) revokeGrant(c *fiber.Ctx) error {
-	g, err := a.repo.RevokeGrant(c.UserContext(), c.Params("grantId"))
+	g, err := a.repo.RevokeGrant(c.UserContext(), c.Params("grantId"), contracts.RevokedByOperator)
 	if err != nil {
 		return err
 	}
-	return c.JSON(fiber.Map{"data": g})
+	return httpx.Data(c, g)
 }
 
 func (a admin) listKeys(c *fiber.Ctx) error {
@@ -184,7 +187,7 @@ func (a admin) listKeys(c *fiber.Ctx) error {
 	}
 	active, _ := a.keys.ActiveKid(c.UserContext())
 	b, _ := json.Marshal(set)
-	return c.JSON(fiber.Map{"data": fiber.Map{"activeKid": active, "jwks": json.RawMessage(b)}})
+	return httpx.Data(c, fiber.Map{"activeKid": active, "jwks": json.RawMessage(b)})
 }
 
 func (a admin) rotateKeys(c *fiber.Ctx) error {
@@ -192,5 +195,71 @@ func (a admin) rotateKeys(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(fiber.Map{"data": fiber.Map{"activeKid": kid}})
+	return httpx.Data(c, fiber.Map{"activeKid": kid})
+}
+
+// connectedAppView is one connected app as the admin API lists it.
+type connectedAppView struct {
+	domain.Grant
+	ClientName    string       `json:"clientName"`
+	ApprovedBy    approverView `json:"approvedBy"`
+	Restaurants   []namedView  `json:"restaurants"`
+	Organizations []namedView  `json:"organizations"`
+}
+
+type approverView struct {
+	UserID string `json:"userId"`
+	Name   string `json:"name"`
+	Email  string `json:"email"`
+}
+
+type namedView struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+}
+
+// listConnectedApps is GET /admin/v1/connected-apps?userId=… (what the
+// connected-apps page shows that user) or ?restaurantId=… (every grant
+// that covers the restaurant now), newest first.
+func (a admin) listConnectedApps(c *fiber.Ctx) error {
+	ctx := c.UserContext()
+	userID, restaurantID := c.Query("userId"), c.Query("restaurantId")
+	var reach domain.Reach
+	switch {
+	case (userID == "") == (restaurantID == ""):
+		return domain.Invalid("give exactly one of userId and restaurantId")
+	case userID != "":
+		if _, err := uuid.Parse(userID); err != nil {
+			return domain.Invalid("userId: must be a UUID")
+		}
+		var err error
+		if reach, err = a.repo.Reach(ctx, userID); err != nil {
+			return err
+		}
+	default:
+		if _, err := uuid.Parse(restaurantID); err != nil {
+			return domain.Invalid("restaurantId: must be a UUID")
+		}
+		reach = domain.Reach{Restaurants: map[string]bool{strings.ToLower(restaurantID): true}, Organizations: map[string]bool{}}
+	}
+	apps, _, err := connectedApps(ctx, a.repo, reach)
+	if err != nil {
+		return err
+	}
+	out := make([]connectedAppView, 0, len(apps))
+	for _, app := range apps {
+		v := connectedAppView{Grant: app.Coverage.Grant, ClientName: app.ClientName,
+			ApprovedBy:  approverView{UserID: app.ApprovedBy.ID, Name: app.ApprovedBy.Name, Email: app.ApprovedBy.Email},
+			Restaurants: []namedView{}, Organizations: []namedView{}}
+		for _, r := range app.Coverage.Restaurants {
+			if !slices.ContainsFunc(v.Restaurants, func(x namedView) bool { return x.ID == r.ID }) {
+				v.Restaurants = append(v.Restaurants, namedView{ID: r.ID, Name: r.Name})
+			}
+		}
+		for _, o := range app.Coverage.Organizations {
+			v.Organizations = append(v.Organizations, namedView{ID: o.OrganizationID, Name: o.Name})
+		}
+		out = append(out, v)
+	}
+	return c.JSON(fiber.Map{"data": out})
 }

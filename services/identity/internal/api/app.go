@@ -38,6 +38,9 @@ type Deps struct {
 	ListCap *int
 	Ready   []httpx.Check
 	Metrics http.Handler
+	// Activity asks the events service what an app did (nil: the
+	// connected-apps page shows no activity).
+	Activity ActivitySource
 }
 
 // MaxBody is the largest request body the admin API accepts: the directory
@@ -52,6 +55,7 @@ const DefaultListCap = 500
 // operations and the gateway's internal API. The admin API is not on it.
 func New(d Deps) *fiber.App {
 	pages := newPages(d.OAuth, d.Repo, d.Secret, d.Secure, d.GrantTTL)
+	pages.activity = d.Activity
 	o := oauthEndpoints{srv: d.OAuth, repo: d.Repo}
 	return httpx.New(httpx.Options{Name: "identity", Ready: d.Ready}, func(r fiber.Router) {
 		r.Get("/.well-known/oauth-authorization-server", mount(o.metadata))
@@ -62,6 +66,14 @@ func New(d Deps) *fiber.App {
 		r.Post("/oauth2/revoke", mount(o.revoke))
 		r.Post("/oauth2/introspect", mount(o.introspect))
 
+		acct := account{p: pages}
+		r.Get(accountPath, mount(acct.list))
+		r.Post(accountPath+"/sign-in", mount(acct.signIn))
+		r.Post(accountPath+"/sign-out", mount(acct.signOut))
+		r.Get(accountPath+"/authorizations/:grantId", withGrant(acct.confirm))
+		r.Post(accountPath+"/authorizations/:grantId/revoke", withGrant(acct.revoke))
+		r.Post(accountPath+"/authorizations/:grantId/approve-new", withGrant(acct.approveNew))
+
 		p := partner{repo: d.Repo, listCap: d.ListCap}
 		if p.listCap == nil {
 			n := DefaultListCap
@@ -70,6 +82,7 @@ func New(d Deps) *fiber.App {
 		v1 := r.Group("/v1", internalctx.Require(d.Keyring))
 		v1.Get("/restaurants", p.restaurants)
 		v1.Get("/organizations", p.organizations)
+		r.Post(contracts.GrantUsePath, internalctx.Require(d.Keyring), p.grantUse)
 		r.Get("/internal/v1/grants/:grantId", internalctx.Require(d.Keyring), p.internalGrant)
 	})
 }
@@ -99,6 +112,7 @@ func Internal(d Deps) *fiber.App {
 		g.Post("/clients/:clientId/suspend", a.setClientStatus(domain.ClientSuspended))
 		g.Post("/clients/:clientId/secret", a.rotateClientSecret)
 		g.Get("/grants", a.listGrants)
+		g.Get("/connected-apps", a.listConnectedApps)
 		g.Get("/grants/:grantId", a.getGrant)
 		g.Post("/grants/:grantId/revoke", a.revokeGrant)
 		g.Get("/keys", a.listKeys)
@@ -177,7 +191,7 @@ func (p partner) organizations(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(fiber.Map{"data": organizationsView(cov, *p.listCap)})
+	return httpx.Data(c, organizationsView(cov, *p.listCap))
 }
 
 // internalGrant is the gateway's grant lookup. When the signed context
@@ -196,6 +210,27 @@ func (p partner) internalGrant(c *fiber.Ctx) error {
 	}
 	c.Set(fiber.HeaderCacheControl, "no-store")
 	return c.JSON(g)
+}
+
+// grantUse takes the gateway's record of use (contracts.GrantUses).
+func (p partner) grantUse(c *fiber.Ctx) error {
+	var in contracts.GrantUses
+	if err := httpx.DecodeJSON(c, &in); err != nil {
+		return err
+	}
+	if len(in.Uses) > contracts.MaxGrantUses {
+		return domain.Invalid("uses: at most %d", contracts.MaxGrantUses)
+	}
+	uses := make(map[string]time.Time, len(in.Uses))
+	for _, u := range in.Uses {
+		if at, ok := uses[u.GrantID]; !ok || at.Before(u.UsedAt) {
+			uses[u.GrantID] = u.UsedAt
+		}
+	}
+	if err := p.repo.RecordGrantUse(c.UserContext(), uses); err != nil {
+		return err
+	}
+	return c.SendStatus(fiber.StatusNoContent)
 }
 
 // loadGrantView builds the gateway's view of a grant: coverage in three

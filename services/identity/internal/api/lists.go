@@ -66,10 +66,8 @@ func listPage[T, V any, K comparable](c *fiber.Ctx, codec *cursor.Codec, name st
 	if err != nil {
 		return httpx.BadRequest("The query string is malformed.")
 	}
-	for k := range q {
-		if k != "limit" && k != "cursor" {
-			return httpx.BadRequest("Query parameter %q is not supported; use limit and cursor.", k)
-		}
+	if k, _ := httpx.AllowQuery(q, false, "limit", "cursor"); k != "" {
+		return httpx.BadRequest("Query parameter %q is not supported; use limit and cursor.", k)
 	}
 	limit := DefaultPageSize
 	if s := q.Get("limit"); s != "" {

@@ -46,7 +46,12 @@ func (o oauthEndpoints) revoke(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		// fosite has authenticated the client; the token itself is also
 		// recorded, in case it is an access token a refresh superseded.
-		if err = o.srv.RevokeAccessTokenID(ctx, r.PostForm.Get("token"), requestClientID(r)); err != nil {
+		// A refresh token's revocation ends its authorization.
+		token, client := r.PostForm.Get("token"), requestClientID(r)
+		if err = o.srv.RevokeAccessTokenID(ctx, token, client); err == nil {
+			err = o.srv.RevokeGrantOfRefreshToken(ctx, token, client)
+		}
+		if err != nil {
 			err = fosite.ErrTemporarilyUnavailable.WithWrap(err)
 		}
 	}

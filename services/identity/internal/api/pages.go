@@ -51,6 +51,9 @@ type Pages struct {
 	key      []byte
 	secure   bool
 	grantTTL time.Duration
+	// activity asks the events service for the connected-apps page (nil:
+	// not configured).
+	activity ActivitySource
 }
 
 func newPages(srv *oauth.Server, repo domain.Repository, secret []byte, secure bool, grantTTL time.Duration) *Pages {
@@ -89,8 +92,11 @@ func (p *Pages) writeSession(w http.ResponseWriter, s browserSession) {
 	raw, _ := json.Marshal(s)
 	http.SetCookie(w, &http.Cookie{ //nolint:gosec // Secure is set whenever the public base URL is https
 		Name: sessionCookie, Value: base64.RawURLEncoding.EncodeToString(raw) + "." + p.sign(raw),
-		Path: "/oauth2/", HttpOnly: true, Secure: p.secure, SameSite: http.SameSiteLaxMode, MaxAge: int(sessionTTL.Seconds()),
+		Path: "/", HttpOnly: true, Secure: p.secure, SameSite: http.SameSiteLaxMode, MaxAge: int(sessionTTL.Seconds()),
 	})
+	// A cookie of the old path (/oauth2/) would be sent first and shadow
+	// this one until it expired, so it is removed.
+	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Path: "/oauth2/", HttpOnly: true, Secure: p.secure, SameSite: http.SameSiteLaxMode, MaxAge: -1}) //nolint:gosec // as above
 }
 
 // csrf is bound to the session id, so a token from another session fails.
@@ -120,12 +126,18 @@ type scopeLine struct{ Name, Words string }
 
 type pageData struct {
 	Title, ClientName, Action, CSRF, Error, Email string
-	ConsentID                                     string
-	UserName, UserEmail                           string
-	Scopes                                        []scopeLine
-	Restaurants                                   []domain.RestaurantOption
-	Organizations                                 []domain.OrganizationOption
-	CSS                                           template.CSS
+	// Next is where the account sign-in form goes back to.
+	Next                string
+	ConsentID           string
+	UserName, UserEmail string
+	Scopes              []scopeLine
+	Restaurants         []domain.RestaurantOption
+	Organizations       []domain.OrganizationOption
+	CSS                 template.CSS
+	// Apps and App are the connected-apps pages' content.
+	Apps   []appView
+	App    *appView
+	Notice string
 }
 
 func (p *Pages) render(w http.ResponseWriter, status int, name string, d pageData) {
@@ -181,7 +193,7 @@ func (p *Pages) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if r.PostForm.Get("action") == "signin" {
-			p.signIn(ctx, w, r, sess, d)
+			p.signIn(ctx, w, r, sess, d, d.Action)
 			return
 		}
 	}
@@ -228,17 +240,22 @@ func (p *Pages) authorizeRequest(ctx context.Context, w http.ResponseWriter, r *
 	return client, ar, true
 }
 
-func (p *Pages) signIn(ctx context.Context, w http.ResponseWriter, r *http.Request, sess browserSession, d pageData) {
+// signIn checks the form's email and password and, when they are right,
+// starts a signed-in session and sends the browser to next.
+func (p *Pages) signIn(ctx context.Context, w http.ResponseWriter, r *http.Request, sess browserSession, d pageData, next string) {
 	email := strings.TrimSpace(r.PostForm.Get("email"))
 	pw := r.PostForm.Get("password")
 	d.Email = email
 	st := p.repo
-	n, err := st.RecentSignInFailures(ctx, email, SignInWindow)
+	// The attempt counts as a failure from here until it succeeds, so
+	// attempts made at the same time count each other.
+	attempt, n, err := st.StartSignIn(ctx, email, SignInWindow)
 	if err != nil {
 		p.fail(w, http.StatusServiceUnavailable, "Try again later", "The service is temporarily unavailable.")
 		return
 	}
-	if n >= MaxSignInFailures {
+	if n > MaxSignInFailures {
+		_ = st.ForgetSignInAttempt(ctx, attempt)
 		password.VerifyDummy(pw)
 		p.writeSession(w, sess)
 		d.Error = "Too many failed sign-in attempts for this email. Wait 15 minutes and try again."
@@ -257,7 +274,6 @@ func (p *Pages) signIn(ctx context.Context, w http.ResponseWriter, r *http.Reque
 		return
 	}
 	if !good {
-		_ = st.RecordSignInFailure(ctx, email)
 		p.writeSession(w, sess)
 		d.Error = "The email or password is not correct."
 		p.render(w, http.StatusUnauthorized, "signin", d)
@@ -266,7 +282,7 @@ func (p *Pages) signIn(ctx context.Context, w http.ResponseWriter, r *http.Reque
 	_ = st.ClearSignInFailures(ctx, email)
 	// A new session id on sign-in, so a planted cookie cannot be promoted.
 	p.writeSession(w, browserSession{SID: newSID(), UserID: u.ID})
-	http.Redirect(w, r, d.Action, http.StatusSeeOther)
+	http.Redirect(w, r, next, http.StatusSeeOther) //nolint:gosec // G710: next is this service's own path: the authorize action or an accountNext match
 }
 
 func (p *Pages) requestedScopes(ar fosite.AuthorizeRequester, client domain.PartnerClient) []string {
@@ -315,7 +331,7 @@ func (p *Pages) showConsent(ctx context.Context, w http.ResponseWriter, ar fosit
 		rec.OrganizationIDs = append(rec.OrganizationIDs, o.ID)
 	}
 	if err := p.repo.SaveConsentRequest(ctx, rec); err != nil {
-		slog.Error("save consent request", "error", err)
+		slog.ErrorContext(ctx, "save consent request", "error", err)
 		p.fail(w, http.StatusServiceUnavailable, "Try again later", "The service is temporarily unavailable.")
 		return
 	}
@@ -353,7 +369,7 @@ func (p *Pages) decide(ctx context.Context, w http.ResponseWriter, r *http.Reque
 		return
 	}
 	if err != nil {
-		slog.Error("take consent request", "error", err)
+		slog.ErrorContext(ctx, "take consent request", "error", err)
 		p.fail(w, http.StatusServiceUnavailable, "Try again later", "The service is temporarily unavailable.")
 		return
 	}
@@ -422,7 +438,7 @@ func (p *Pages) consent(ctx context.Context, w http.ResponseWriter, r *http.Requ
 		return
 	}
 	if err != nil {
-		slog.Error("create grant", "error", err)
+		slog.ErrorContext(ctx, "create grant", "error", err)
 		p.srv.WriteAuthorizeError(ctx, w, ar, fosite.ErrServerError)
 		return
 	}

@@ -11,15 +11,15 @@ import (
 	"time"
 
 	pkgconfig "partnerapi.dev/pkg/config"
-	"partnerapi.dev/pkg/database"
+	"partnerapi.dev/pkg/service"
+	"partnerapi.dev/services/contracts/eventsclient"
 )
 
 // Config is everything the identity process reads from its environment.
 type Config struct {
-	HTTPAddr                string `env:"HTTP_ADDR, default=127.0.0.1:8081"`
-	InternalHTTPAddr        string `env:"INTERNAL_HTTP_ADDR, default=127.0.0.1:9081"`
-	Database                database.Config
-	InternalContextKeys     pkgconfig.Secret `env:"INTERNAL_CONTEXT_KEYS"`
+	HTTPAddr         string `env:"HTTP_ADDR, default=127.0.0.1:8081"`
+	InternalHTTPAddr string `env:"INTERNAL_HTTP_ADDR, default=127.0.0.1:9081"`
+	service.Config
 	PublicBaseURL           string           `env:"PUBLIC_BASE_URL, default=http://127.0.0.1:8080"`
 	TokenAudience           string           `env:"TOKEN_AUDIENCE"`
 	AdminToken              pkgconfig.Secret `env:"ADMIN_TOKEN"`
@@ -27,12 +27,16 @@ type Config struct {
 	AccessTokenTTL          time.Duration    `env:"ACCESS_TOKEN_TTL, default=15m"`
 	RefreshTokenTTL         time.Duration    `env:"REFRESH_TOKEN_TTL, default=720h"`
 	GrantTTL                time.Duration    `env:"GRANT_TTL, default=8760h"`
+	// Events is the events service (optional): asked for each app's recent
+	// changes and webhook hosts on the connected-apps page, and sent the
+	// authorization.revoked events of the outbox (EVENTS_TOKEN).
+	Events eventsclient.Config
 }
 
 // Validate checks the values and fills derived defaults. Errors name the
 // variable to fix.
 func (c *Config) Validate() error {
-	var errs []error
+	errs := []error{c.Config.Validate()}
 	c.PublicBaseURL = strings.TrimRight(c.PublicBaseURL, "/")
 	if u, err := url.Parse(c.PublicBaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		errs = append(errs, errors.New("PUBLIC_BASE_URL must be an absolute http(s) URL"))
@@ -48,6 +52,11 @@ func (c *Config) Validate() error {
 	if _, err := c.EncryptionKey(); err != nil {
 		errs = append(errs, err)
 	}
+	c.Events.URL = strings.TrimRight(c.Events.URL, "/")
+	if u, err := url.Parse(c.Events.URL); c.Events.URL != "" && (err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "") {
+		errs = append(errs, errors.New("EVENTS_URL must be an absolute http(s) URL when set"))
+	}
+	errs = append(errs, c.Events.Validate())
 	if c.AccessTokenTTL <= 0 || c.RefreshTokenTTL <= 0 || c.GrantTTL <= 0 {
 		errs = append(errs, errors.New("ACCESS_TOKEN_TTL, REFRESH_TOKEN_TTL and GRANT_TTL must be positive durations"))
 	}
@@ -70,6 +79,9 @@ func (c *Config) EncryptionKey() ([]byte, error) {
 	}
 	return nil, errors.New("SIGNING_KEY_ENCRYPTION_KEY is not base64")
 }
+
+// Addrs are the public and internal listen addresses.
+func (c *Config) Addrs() (string, string) { return c.HTTPAddr, c.InternalHTTPAddr }
 
 // Secure reports whether cookies must be marked Secure.
 func (c *Config) Secure() bool { return strings.HasPrefix(c.PublicBaseURL, "https://") }

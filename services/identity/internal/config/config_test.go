@@ -9,9 +9,12 @@ import (
 	pkgconfig "partnerapi.dev/pkg/config"
 )
 
+// ctxKeys is one internal-context key (kid:base64 of 32 bytes).
+const ctxKeys = "k1:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="
+
 func TestLoad(t *testing.T) {
 	base := map[string]string{
-		"DATABASE_URL": "postgres://x@127.0.0.1/db", "ADMIN_TOKEN": "0123456789abcdef0123",
+		"DATABASE_URL": "postgres://x@127.0.0.1/db", "ADMIN_TOKEN": "0123456789abcdef0123", "INTERNAL_CONTEXT_KEYS": ctxKeys,
 		"SIGNING_KEY_ENCRYPTION_KEY": "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=",
 	}
 	var c Config
@@ -31,8 +34,11 @@ func TestLoad(t *testing.T) {
 		t.Fatalf("https: %+v", c)
 	}
 	for name, env := range map[string]map[string]string{
-		"ADMIN_TOKEN":                {"DATABASE_URL": "postgres://x@h/db", "SIGNING_KEY_ENCRYPTION_KEY": base["SIGNING_KEY_ENCRYPTION_KEY"]},
-		"SIGNING_KEY_ENCRYPTION_KEY": {"DATABASE_URL": "postgres://x@h/db", "ADMIN_TOKEN": base["ADMIN_TOKEN"], "SIGNING_KEY_ENCRYPTION_KEY": "c2hvcnQ="},
+		"ADMIN_TOKEN":                {"DATABASE_URL": "postgres://x@h/db", "INTERNAL_CONTEXT_KEYS": ctxKeys, "SIGNING_KEY_ENCRYPTION_KEY": base["SIGNING_KEY_ENCRYPTION_KEY"]},
+		"SIGNING_KEY_ENCRYPTION_KEY": {"DATABASE_URL": "postgres://x@h/db", "INTERNAL_CONTEXT_KEYS": ctxKeys, "ADMIN_TOKEN": base["ADMIN_TOKEN"], "SIGNING_KEY_ENCRYPTION_KEY": "c2hvcnQ="},
+		"INTERNAL_CONTEXT_KEYS":      {"DATABASE_URL": "postgres://x@h/db", "INTERNAL_CONTEXT_KEYS": "nokid", "ADMIN_TOKEN": base["ADMIN_TOKEN"], "SIGNING_KEY_ENCRYPTION_KEY": base["SIGNING_KEY_ENCRYPTION_KEY"]},
+		"EVENTS_TOKEN": {"DATABASE_URL": "postgres://x@h/db", "INTERNAL_CONTEXT_KEYS": ctxKeys, "ADMIN_TOKEN": base["ADMIN_TOKEN"], "SIGNING_KEY_ENCRYPTION_KEY": base["SIGNING_KEY_ENCRYPTION_KEY"],
+			"EVENTS_URL": "http://events:8080"},
 	} {
 		c = Config{}
 		err := pkgconfig.LoadMap(context.Background(), &c, env)

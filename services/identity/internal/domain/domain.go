@@ -50,6 +50,8 @@ const (
 var (
 	ErrNotFound = fault.New(fault.NotFound, "not found")
 	ErrConflict = fault.New(fault.Conflict, "A resource with this id already exists.")
+	// ErrGrantNotActive refuses to extend a revoked or expired grant.
+	ErrGrantNotActive = fault.New(fault.Conflict, "This authorization is no longer active.")
 )
 
 // ValidationError is a client mistake, named by field.
@@ -98,6 +100,7 @@ type Grant struct {
 	CreatedAt  time.Time  `json:"createdAt"`
 	ExpiresAt  time.Time  `json:"expiresAt"`
 	RevokedAt  *time.Time `json:"revokedAt"`
+	LastUsedAt *time.Time `json:"lastUsedAt"` // the minute of the latest request it authorized, as the gateway records it; nil: none yet
 	Status     string     `json:"status"`
 	Restaurant []string   `json:"restaurantIds,omitempty"`
 	Orgs       []string   `json:"organizationIds,omitempty"`

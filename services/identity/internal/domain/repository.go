@@ -24,8 +24,10 @@ type Directory interface {
 	Import(ctx context.Context, d DirectoryImport) (ImportResult, error)
 	UserByEmail(ctx context.Context, email string) (User, error)
 	UserByID(ctx context.Context, id string) (User, error)
-	RecentSignInFailures(ctx context.Context, email string, window time.Duration) (int, error)
-	RecordSignInFailure(ctx context.Context, email string) error
+	// StartSignIn records an attempt as a failure, then counts the
+	// failures within window, the attempt included.
+	StartSignIn(ctx context.Context, email string, window time.Duration) (attempt int64, failures int, err error)
+	ForgetSignInAttempt(ctx context.Context, attempt int64) error
 	ClearSignInFailures(ctx context.Context, email string) error
 
 	// The operator's lists return up to limit entries after the key after
@@ -60,11 +62,27 @@ type Grants interface {
 	// Grant returns a grant and its client's status.
 	Grant(ctx context.Context, id string) (Grant, string, error)
 	Grants(ctx context.Context, clientID, userID string) ([]Grant, error)
-	RevokeGrant(ctx context.Context, id string) (Grant, error)
+	// RevokeGrant ends a grant and every token of it, once, and records its
+	// authorization.revoked events; by is who (contracts.RevokedBy…).
+	RevokeGrant(ctx context.Context, id, by string) (Grant, error)
+	// RecordGrantUse keeps, per grant, the latest of its stored and given
+	// last-use times; unknown grants are skipped.
+	RecordGrantUse(ctx context.Context, uses map[string]time.Time) error
 	// Coverage returns a grant and what it covers now.
 	Coverage(ctx context.Context, grantID string) (GrantCoverage, error)
 	// Revocations lists a grant's revoked token families and token ids.
 	Revocations(ctx context.Context, grantID string) (families, ids []string, err error)
+	// Reach is what a user owns or administers.
+	Reach(ctx context.Context, userID string) (Reach, error)
+	// CoverNewRestaurants extends an active organization grant to the
+	// restaurants the organization gained since approval (an owner's
+	// approval again) and answers how many; ErrNotFound when the grant does
+	// not name the organization, ErrGrantNotActive when it has ended.
+	CoverNewRestaurants(ctx context.Context, grantID, organizationID string) (int, error)
+	// GrantsTouching lists, newest first and at most limit, the ids of the
+	// grants whose approval named one of the reach's restaurants or
+	// organizations: the candidates Reach.Sees decides on.
+	GrantsTouching(ctx context.Context, r Reach, limit int) ([]string, error)
 }
 
 // NewClient is an operator's registration of a partner client, and
@@ -116,8 +134,9 @@ type CoveredOrganization struct {
 	Name           string
 	Role           string
 	// AdditionalRestaurantIDs are current restaurants the grant does not
-	// cover.
-	AdditionalRestaurantIDs []string
+	// cover, AdditionalRestaurantNames their names (in name order).
+	AdditionalRestaurantIDs   []string
+	AdditionalRestaurantNames []string
 }
 
 // Organization is a management organization.

@@ -46,7 +46,8 @@ type Server struct {
 	// storage adapter, implementing fosite's client, code, PKCE, token and
 	// transaction interfaces in SQL, which belong to storage and not to the
 	// domain's words.
-	Store *store.Store
+	Store    *store.Store
+	strategy *Strategy
 }
 
 // New assembles fosite on the store.
@@ -86,7 +87,24 @@ func New(st *store.Store, keys *Keys, s Settings) *Server {
 		guard,
 		others,
 	)
-	return &Server{OAuth2Provider: p, Keys: keys, Settings: s, Store: st}
+	return &Server{OAuth2Provider: p, Keys: keys, Settings: s, Store: st, strategy: strategy}
+}
+
+// NewAccessResponse issues the tokens of a validated token request. An
+// authorization code that a concurrent exchange used first (found when the
+// code is read again, or when it is marked used) is a reuse: it is refused,
+// and what the code issued is revoked, as fosite does when it finds the code
+// used before the exchange begins.
+func (s *Server) NewAccessResponse(ctx context.Context, ar fosite.AccessRequester) (fosite.AccessResponder, error) {
+	resp, err := s.OAuth2Provider.NewAccessResponse(ctx, ar)
+	if !errors.Is(err, store.ErrCodeUsed) && !errors.Is(err, fosite.ErrInvalidatedAuthorizeCode) {
+		return resp, err
+	}
+	refused := fosite.ErrInvalidGrant.WithHint("The authorization code has already been used.")
+	if err := errors.Join(s.Store.RevokeAccessToken(ctx, ar.GetID()), s.Store.RevokeRefreshToken(ctx, ar.GetID())); err != nil {
+		return nil, refused.WithWrap(err).WithDebug(err.Error())
+	}
+	return nil, refused
 }
 
 func secureRedirect(_ context.Context, u *url.URL) bool {
@@ -203,9 +221,18 @@ func (s *Strategy) Verify(ctx context.Context, token string) (AccessClaims, erro
 func (s *Server) RevokeAccessTokenID(ctx context.Context, token, clientID string) error {
 	c, err := (&Strategy{keys: s.Keys, settings: s.Settings}).Verify(ctx, token)
 	if err != nil || c.ClientID != clientID || c.JTI == "" || c.GrantID == "" {
-		return nil
+		return nil //nolint:nilerr // not a valid access token of this client: nothing of it to revoke (RFC 7009)
 	}
 	return s.Store.RevokeAccessTokenID(ctx, c.GrantID, c.JTI, time.Unix(c.Expiry, 0))
+}
+
+// RevokeGrantOfRefreshToken revokes the authorization (grant) of token
+// when it is a refresh token issued here to clientID. RFC 7009 lets the
+// revocation of a refresh token end its grant; a partner revokes it when it
+// stops acting for the owner (an uninstall), so every token, the event feed
+// and the webhooks of that authorization stop too.
+func (s *Server) RevokeGrantOfRefreshToken(ctx context.Context, token, clientID string) error {
+	return s.Store.RevokeGrantOfRefreshToken(ctx, s.strategy.RefreshTokenSignature(ctx, token), clientID)
 }
 
 // pkceChallenge is RFC 7636's code_challenge: 43 to 128 unreserved characters.

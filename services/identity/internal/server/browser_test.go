@@ -5,35 +5,21 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
 
+	"partnerapi.dev/pkg/testenv"
 	"partnerapi.dev/services/identity/internal/flow"
 )
-
-func chromiumPath(t *testing.T) string {
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("CI") != "" {
-		t.Fatal("chromium is not installed (apt-get install -y chromium); CI must run the browser test")
-	}
-	t.Skip("chromium is not installed; install it with apt-get install -y chromium")
-	return ""
-}
 
 // TestBrowserSignInConsent drives the real pages in headless Chromium:
 // sign in, choose an organization, approve, land on the partner's callback
 // with a code; then a second run that denies.
 func TestBrowserSignInConsent(t *testing.T) {
-	bin := chromiumPath(t)
+	bin := testenv.Chromium(t)
 	e := newEnv(t)
 
 	landed := make(chan url.Values, 4)
@@ -53,20 +39,7 @@ func TestBrowserSignInConsent(t *testing.T) {
 	}
 
 	run := func(t *testing.T, state string, deny bool) url.Values {
-		// A fresh browser profile per run: a session cookie the previous run
-		// left on disk would skip the sign-in page.
-		opts := append(chromedp.DefaultExecAllocatorOptions[:0:0],
-			chromedp.ExecPath(bin), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
-			chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
-			chromedp.Flag("disable-sync", true), chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
-			chromedp.UserDataDir(t.TempDir()),
-		)
-		actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-		defer cancelAlloc()
-		ctx, cancel := chromedp.NewContext(actx)
-		defer cancel()
-		ctx, cancelT := context.WithTimeout(ctx, 60*time.Second)
-		defer cancelT()
+		ctx := headless(t, bin, 60*time.Second)
 		verifier := flow.NewVerifier()
 		q := url.Values{"response_type": {"code"}, "client_id": {"demo-partner"}, "redirect_uri": {redirect}, "state": {state},
 			"scope": {"svc.restaurant.read svc.organization.read"}, "code_challenge": {flow.S256(verifier)}, "code_challenge_method": {"S256"}}

@@ -64,7 +64,7 @@ type env struct {
 func newEnv(t testing.TB, mutate ...func(*idconfig.Config)) *env {
 	t.Helper()
 	ctx := context.Background()
-	url := testenv.NewDatabase(t, "identity", database.MigrateURL("identity", migrations.FS))
+	url := testenv.NewDatabase(t, "identity", database.MigrateURL("identity", migrations.FS, migrations.Go()...))
 	db, err := database.Open(ctx, database.Config{URL: config.Secret(url), MaxOpenConns: 10}, "identity")
 	if err != nil {
 		t.Fatal(err)

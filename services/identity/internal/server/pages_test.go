@@ -25,7 +25,7 @@ func TestSignInPageCookieAndCSRF(t *testing.T) {
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	cookie := resp.Header.Get("Set-Cookie")
-	for _, want := range []string{"identity_session=", "HttpOnly", "SameSite=Lax", "Path=/oauth2/"} {
+	for _, want := range []string{"identity_session=", "HttpOnly", "SameSite=Lax", "Path=/;"} {
 		if !strings.Contains(cookie, want) {
 			t.Errorf("cookie %q lacks %s", cookie, want)
 		}
@@ -61,4 +61,22 @@ func TestSignInPageCookieAndCSRF(t *testing.T) {
 		t.Fatalf("stale CSRF token: %d", st)
 	}
 
+}
+
+// TestSessionCookieOfTheOldPathIsRemoved: a browser still holding a session
+// cookie of the path the pages used before (/oauth2/) sends it ahead of the
+// current one; every page removes it, so signing in sticks.
+func TestSessionCookieOfTheOldPathIsRemoved(t *testing.T) {
+	e := newEnv(t)
+	jar, _ := cookiejar.New(nil)
+	base, _ := url.Parse(e.base + "/oauth2/")
+	jar.SetCookies(base, []*http.Cookie{{Name: "identity_session", Value: "stale", Path: "/oauth2/"}})
+	o := e.opts("demo-partner")
+	o.HTTP.Jar = jar
+	e.approve(t, o)
+	for _, c := range jar.Cookies(base) {
+		if c.Value == "stale" {
+			t.Fatal("the old path's cookie is still sent")
+		}
+	}
 }

@@ -15,11 +15,11 @@ import (
 	"partnerapi.dev/pkg/database"
 	"partnerapi.dev/pkg/httpx"
 	"partnerapi.dev/pkg/internalctx"
+	"partnerapi.dev/services/contracts"
 	"partnerapi.dev/services/identity/internal/api"
 	"partnerapi.dev/services/identity/internal/config"
 	"partnerapi.dev/services/identity/internal/oauth"
 	"partnerapi.dev/services/identity/internal/store"
-	"partnerapi.dev/services/identity/migrations"
 )
 
 // Parts are the assembled pieces, exposed for tests.
@@ -39,12 +39,9 @@ type Parts struct {
 // Build assembles the service on an open database. It creates the first
 // signing key when none exists.
 func Build(ctx context.Context, cfg config.Config, db *database.DB, metrics http.Handler) (*Parts, error) {
-	if cfg.InternalContextKeys.Reveal() == "" {
+	keyring := cfg.Keys()
+	if keyring == nil {
 		return nil, errors.New("configuration: INTERNAL_CONTEXT_KEYS is required to serve")
-	}
-	keyring, err := internalctx.ParseKeys(cfg.InternalContextKeys.Reveal())
-	if err != nil {
-		return nil, fmt.Errorf("configuration: INTERNAL_CONTEXT_KEYS: %w", err)
 	}
 	encKey, err := cfg.EncryptionKey()
 	if err != nil {
@@ -69,11 +66,13 @@ func Build(ctx context.Context, cfg config.Config, db *database.DB, metrics http
 		Ready:   []httpx.Check{{Name: "database", Fn: db.Ping}},
 		Metrics: metrics,
 	}
+	if cfg.Events.URL != "" {
+		client := &http.Client{Timeout: 2 * time.Second}
+		deps.Activity = func(ctx context.Context, q contracts.ConnectedAppsQuery) (contracts.ConnectedAppsActivity, error) {
+			var out contracts.ConnectedAppsActivity
+			err := internalctx.PostJSON(ctx, client, keyring, cfg.Events.URL+contracts.ConnectedAppsPath, internalctx.Context{}, q, &out)
+			return out, err
+		}
+	}
 	return &Parts{App: api.New(deps), Internal: api.Internal(deps), Store: st, OAuth: srv, Keys: keys, ListCap: &listCap}, nil
-}
-
-// Migrate applies the identity schema's migrations.
-func Migrate(ctx context.Context, db *database.DB) error {
-	_, err := db.Migrate(ctx, migrations.FS)
-	return err
 }

@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 
+	"gorm.io/gorm"
+
 	"partnerapi.dev/services/identity/internal/domain"
 )
 
@@ -27,6 +29,8 @@ type grantOrgRow struct {
 	Name           string
 	Role           string
 	AdditionalIDs  jsonList `gorm:"column:additional_ids"`
+	// AdditionalNames are the same restaurants' names, in name order.
+	AdditionalNames jsonList `gorm:"column:additional_names"`
 }
 
 // Coverage loads a grant, the associations it covers and, for an
@@ -64,13 +68,45 @@ func (s *Store) Coverage(ctx context.Context, grantID string) (domain.GrantCover
 	}
 	var orgs []grantOrgRow
 	err = s.conn(ctx).Raw(`SELECT o.id::text AS organization_id, o.name, go.role,
-			coalesce((SELECT json_agg(x.restaurant_id::text) FROM organization_restaurants x WHERE x.organization_id = o.id
-				AND NOT EXISTS (SELECT 1 FROM grant_restaurants gr WHERE gr.grant_id = go.grant_id AND gr.organization_id = o.id AND gr.restaurant_id = x.restaurant_id)), '[]') AS additional_ids
+			coalesce(a.ids, '[]') AS additional_ids, coalesce(a.names, '[]') AS additional_names
 		FROM grant_organizations go JOIN organizations o ON o.id = go.organization_id
+		LEFT JOIN LATERAL (SELECT json_agg(x.restaurant_id::text ORDER BY r.name, r.id) AS ids, json_agg(r.name ORDER BY r.name, r.id) AS names
+			FROM organization_restaurants x JOIN restaurants r ON r.id = x.restaurant_id WHERE x.organization_id = o.id
+				AND NOT EXISTS (SELECT 1 FROM grant_restaurants gr WHERE gr.grant_id = go.grant_id AND gr.organization_id = o.id AND gr.restaurant_id = x.restaurant_id)) a ON true
 		WHERE go.grant_id = ? ORDER BY o.name, o.id`, g.ID).Scan(&orgs).Error
 	out.Organizations = make([]domain.CoveredOrganization, len(orgs))
 	for i, o := range orgs {
-		out.Organizations[i] = domain.CoveredOrganization{OrganizationID: o.OrganizationID, Name: o.Name, Role: o.Role, AdditionalRestaurantIDs: o.AdditionalIDs}
+		out.Organizations[i] = domain.CoveredOrganization{OrganizationID: o.OrganizationID, Name: o.Name, Role: o.Role,
+			AdditionalRestaurantIDs: o.AdditionalIDs, AdditionalRestaurantNames: o.AdditionalNames}
 	}
 	return out, err
+}
+
+// CoverNewRestaurants adds to an active organization grant the restaurants
+// its organization has gained since approval; ErrNotFound when the grant
+// does not name the organization, ErrGrantNotActive when it has ended.
+func (s *Store) CoverNewRestaurants(ctx context.Context, grantID, organizationID string) (int, error) {
+	var added int
+	err := s.inTx(ctx, func(ctx context.Context, tx *gorm.DB) error {
+		var state []struct{ Active bool }
+		// The grant row's lock orders this with a revocation.
+		if err := tx.Raw(`SELECT (g.revoked_at IS NULL AND g.expires_at > ?) AS active FROM grants g
+			JOIN grant_organizations go ON go.grant_id = g.id AND go.organization_id = ? WHERE g.id = ? FOR UPDATE OF g`,
+			s.now(), organizationID, grantID).Scan(&state).Error; err != nil {
+			return err
+		}
+		switch {
+		case len(state) == 0:
+			return domain.ErrNotFound
+		case !state[0].Active:
+			return domain.ErrGrantNotActive
+		}
+		res := tx.Exec(`INSERT INTO grant_restaurants (grant_id, organization_id, restaurant_id)
+			SELECT ?, x.organization_id, x.restaurant_id FROM organization_restaurants x WHERE x.organization_id = ?
+				AND NOT EXISTS (SELECT 1 FROM grant_restaurants gr WHERE gr.grant_id = ? AND gr.organization_id = x.organization_id AND gr.restaurant_id = x.restaurant_id)`,
+			grantID, organizationID, grantID)
+		added = int(res.RowsAffected)
+		return res.Error
+	})
+	return added, err
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -13,6 +14,8 @@ import (
 	"golang.org/x/crypto/bcrypt"
 	"gorm.io/gorm"
 
+	"partnerapi.dev/pkg/outbox"
+	"partnerapi.dev/services/contracts"
 	"partnerapi.dev/services/identity/internal/domain"
 	"partnerapi.dev/services/identity/internal/password"
 )
@@ -175,6 +178,15 @@ func pgTextArray(v []string) string {
 	return "{" + strings.Join(q, ",") + "}"
 }
 
+// pgTimeArray is a timestamptz[] literal of times.
+func pgTimeArray(v []time.Time) string {
+	q := make([]string, len(v))
+	for i, t := range v {
+		q[i] = `"` + t.Format(time.RFC3339Nano) + `"`
+	}
+	return "{" + strings.Join(q, ",") + "}"
+}
+
 func describeConflict(err error, msg string) error {
 	if errors.Is(err, gorm.ErrDuplicatedKey) {
 		return domain.Invalid("%s", msg)
@@ -206,20 +218,26 @@ func (s *Store) UserByID(ctx context.Context, id string) (domain.User, error) {
 	return u, notFound(err)
 }
 
-// RecentSignInFailures counts failures for email within window.
-func (s *Store) RecentSignInFailures(ctx context.Context, email string, window time.Duration) (int, error) {
-	var n int
-	err := s.conn(ctx).Raw(`SELECT count(*) FROM sign_in_failures WHERE lower(email) = lower(?) AND failed_at > ?`, email, s.now().Add(-window)).Scan(&n).Error
-	return n, err
+// StartSignIn records a sign-in attempt for email as a failure (it stays
+// one unless the sign-in succeeds) and then, in a statement of its own,
+// counts the failures within window, this one included. Recording before
+// counting is what makes the limit hold for attempts made at the same time:
+// of the attempts that find at most n failures, none can miss another's
+// record, so at most n of them go on to check a password.
+func (s *Store) StartSignIn(ctx context.Context, email string, window time.Duration) (attempt int64, failures int, err error) {
+	db := s.conn(ctx)
+	now := s.now()
+	if err := db.Raw(`INSERT INTO sign_in_failures (email, failed_at) VALUES (?, ?) RETURNING id`, strings.ToLower(email), now).Scan(&attempt).Error; err != nil {
+		return 0, 0, err
+	}
+	err = db.Raw(`SELECT count(*) FROM sign_in_failures WHERE lower(email) = lower(?) AND failed_at > ?`, email, now.Add(-window)).Scan(&failures).Error
+	return attempt, failures, err
 }
 
-// RecordSignInFailure notes one failed sign-in, and forgets old ones.
-func (s *Store) RecordSignInFailure(ctx context.Context, email string) error {
-	db := s.conn(ctx)
-	if err := db.Exec(`INSERT INTO sign_in_failures (email, failed_at) VALUES (?, ?)`, strings.ToLower(email), s.now()).Error; err != nil {
-		return err
-	}
-	return db.Exec(`DELETE FROM sign_in_failures WHERE failed_at < ?`, s.now().Add(-24*time.Hour)).Error
+// ForgetSignInAttempt removes the record of an attempt that was refused
+// without checking a password.
+func (s *Store) ForgetSignInAttempt(ctx context.Context, attempt int64) error {
+	return s.conn(ctx).Exec(`DELETE FROM sign_in_failures WHERE id = ?`, attempt).Error
 }
 
 // ClearSignInFailures forgets failures after a successful sign-in.
@@ -436,16 +454,24 @@ type grantRow struct {
 	CreatedAt    time.Time
 	ExpiresAt    time.Time
 	RevokedAt    *time.Time
+	LastUsedAt   *time.Time
 	ClientStatus string
+	// ClientScopes are the client's allowedScopes now.
+	ClientScopes jsonList
 }
 
+// domain is the grant as it stands at now. Its scopes are those the owner
+// approved that the client is still allowed: an operator who removes a
+// scope from a client removes it from every existing grant of the client
+// (and giving it back gives it back to them).
 func (r grantRow) domain(now time.Time) domain.Grant {
-	g := domain.Grant{ID: r.ID, ClientID: r.ClientID, UserID: r.UserID, Scopes: r.Scopes, Boundary: domain.Boundary(r.Boundary), CreatedAt: r.CreatedAt.UTC(), ExpiresAt: r.ExpiresAt.UTC(), RevokedAt: r.RevokedAt}
+	scopes := slices.DeleteFunc(slices.Clone(r.Scopes), func(s string) bool { return !slices.Contains(r.ClientScopes, s) })
+	g := domain.Grant{ID: r.ID, ClientID: r.ClientID, UserID: r.UserID, Scopes: scopes, Boundary: domain.Boundary(r.Boundary), CreatedAt: r.CreatedAt.UTC(), ExpiresAt: r.ExpiresAt.UTC(), RevokedAt: r.RevokedAt, LastUsedAt: r.LastUsedAt}
 	g.Status = g.StatusAt(now)
 	return g
 }
 
-const grantCols = `g.id::text AS id, g.client_id, g.user_id::text AS user_id, g.scopes, g.boundary, g.created_at, g.expires_at, g.revoked_at, c.status AS client_status`
+const grantCols = `g.id::text AS id, g.client_id, g.user_id::text AS user_id, g.scopes, g.boundary, g.created_at, g.expires_at, g.revoked_at, g.last_used_at, c.status AS client_status, c.allowed_scopes AS client_scopes`
 
 // Grant returns a grant and its client's status.
 func (s *Store) Grant(ctx context.Context, id string) (domain.Grant, string, error) {
@@ -483,24 +509,68 @@ func (s *Store) Grants(ctx context.Context, clientID, userID string) ([]domain.G
 	return out, nil
 }
 
-// RevokeGrant revokes a grant and every token issued under it.
-func (s *Store) RevokeGrant(ctx context.Context, id string) (domain.Grant, error) {
+// RecordGrantUse keeps the latest last-use time per grant: one statement
+// for the whole batch; an older or repeated time changes nothing.
+func (s *Store) RecordGrantUse(ctx context.Context, uses map[string]time.Time) error {
+	ids, times := make([]string, 0, len(uses)), make([]time.Time, 0, len(uses))
+	for id, at := range uses {
+		if _, err := uuid.Parse(id); err == nil {
+			ids, times = append(ids, id), append(times, at.UTC())
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	return s.conn(ctx).Exec(`UPDATE grants g SET last_used_at = u.at
+		FROM unnest(CAST(? AS uuid[]), CAST(? AS timestamptz[])) AS u(id, at)
+		WHERE g.id = u.id AND (g.last_used_at IS NULL OR g.last_used_at < u.at)`, pgTextArray(ids), pgTimeArray(times)).Error
+}
+
+// RevokeGrant revokes a grant and every token issued under it; by says who
+// (contracts.RevokedBy…). The first revocation records, in the same
+// transaction, an authorization.revoked event for each restaurant the grant
+// covers, so the partner learns it was disconnected; a second one changes
+// nothing and records nothing.
+func (s *Store) RevokeGrant(ctx context.Context, id, by string) (domain.Grant, error) {
 	if _, err := uuid.Parse(id); err != nil {
 		return domain.Grant{}, domain.ErrNotFound
 	}
-	err := s.inTx(ctx, func(ctx context.Context, tx *gorm.DB) error {
-		res := tx.Exec(`UPDATE grants SET revoked_at = coalesce(revoked_at, ?) WHERE id = ?`, s.now(), id)
-		if res.Error != nil {
-			return res.Error
-		}
-		if res.RowsAffected == 0 {
-			return domain.ErrNotFound
-		}
-		return tx.Exec(`UPDATE oauth_tokens SET active = false WHERE grant_id = ? AND active`, id).Error
-	})
-	if err != nil {
+	if err := s.inTx(ctx, func(ctx context.Context, tx *gorm.DB) error { return s.revokeGrant(tx, id, by) }); err != nil {
 		return domain.Grant{}, err
 	}
 	g, _, err := s.Grant(ctx, id)
 	return g, err
+}
+
+// revokeGrant is RevokeGrant inside tx; ErrNotFound for an unknown grant.
+func (s *Store) revokeGrant(tx *gorm.DB, id, by string) error {
+	now := s.now().UTC()
+	var clientIDs []string
+	if err := tx.Raw(`UPDATE grants SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL RETURNING client_id`, now, id).Scan(&clientIDs).Error; err != nil {
+		return err
+	}
+	if err := tx.Exec(`UPDATE oauth_tokens SET active = false WHERE grant_id = ? AND active`, id).Error; err != nil {
+		return err
+	}
+	if len(clientIDs) == 0 {
+		// Unknown, or revoked before: its events were recorded then.
+		var n int64
+		if err := tx.Raw(`SELECT count(*) FROM grants WHERE id = ?`, id).Scan(&n).Error; err != nil || n > 0 {
+			return err
+		}
+		return domain.ErrNotFound
+	}
+	// The restaurants it covers now, as Coverage counts them.
+	var restaurants []string
+	if err := tx.Raw(`SELECT DISTINCT gr.restaurant_id::text FROM grant_restaurants gr
+		WHERE gr.grant_id = ? AND (gr.organization_id IS NULL OR EXISTS (SELECT 1 FROM organization_restaurants x
+			WHERE x.organization_id = gr.organization_id AND x.restaurant_id = gr.restaurant_id)) ORDER BY 1`, id).Scan(&restaurants).Error; err != nil {
+		return err
+	}
+	data := contracts.AuthorizationRevoked{AuthorizationID: id, ClientID: clientIDs[0], RevokedAt: now, RevokedBy: by}
+	events := make([]outbox.Event, len(restaurants))
+	for i, r := range restaurants {
+		events[i] = outbox.Event{Type: contracts.EventAuthorizationRevoked, RestaurantID: r, Data: data}
+	}
+	return outbox.Record(tx, events...)
 }

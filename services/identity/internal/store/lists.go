@@ -22,17 +22,21 @@ func (s *Store) ListOrganizations(ctx context.Context, after string, limit int) 
 // ListRestaurants returns restaurants with their organizations by id after
 // the id after.
 func (s *Store) ListRestaurants(ctx context.Context, after string, limit int) ([]domain.Restaurant, error) {
+	// The row has only columns: gorm cannot map domain.Restaurant's
+	// []string and would log an error for it on every list.
 	var rows []struct {
-		domain.Restaurant
-		OrgIDs jsonList `gorm:"column:org_ids"`
+		ID, Name, TimeZone                            string
+		DayStartHour                                  int
+		Currency, Country, RegisteredName, BusinessID string
+		OrgIDs                                        jsonList `gorm:"column:org_ids"`
 	}
 	q := s.conn(ctx).Table("restaurants r").Select(`r.id::text AS id, r.name, r.time_zone, r.day_start_hour, r.currency, r.country, r.registered_name, r.business_id,
 		coalesce((SELECT json_agg(x.organization_id::text ORDER BY x.organization_id) FROM organization_restaurants x WHERE x.restaurant_id = r.id), '[]') AS org_ids`)
 	err := keyset(q, "r.id", after, limit).Scan(&rows).Error
 	out := make([]domain.Restaurant, len(rows))
 	for i, r := range rows {
-		out[i] = r.Restaurant
-		out[i].OrganizationIDs = r.OrgIDs
+		out[i] = domain.Restaurant{ID: r.ID, Name: r.Name, TimeZone: r.TimeZone, DayStartHour: r.DayStartHour, Currency: r.Currency,
+			Country: r.Country, RegisteredName: r.RegisteredName, BusinessID: r.BusinessID, OrganizationIDs: r.OrgIDs}
 	}
 	return out, err
 }

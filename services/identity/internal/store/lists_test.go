@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/google/uuid"
+	"gorm.io/gorm"
 
 	"partnerapi.dev/pkg/config"
 	"partnerapi.dev/pkg/database"
@@ -20,14 +21,20 @@ func TestMain(m *testing.M) { testenv.Main(m) }
 
 func newStore(t *testing.T) *store.Store {
 	t.Helper()
+	return store.New(newGorm(t))
+}
+
+// newGorm is a gorm handle on a fresh, migrated identity database.
+func newGorm(t *testing.T) *gorm.DB {
+	t.Helper()
 	ctx := context.Background()
-	url := testenv.NewDatabase(t, "identity", database.MigrateURL("identity", migrations.FS))
+	url := testenv.NewDatabase(t, "identity", database.MigrateURL("identity", migrations.FS, migrations.Go()...))
 	db, err := database.Open(ctx, database.Config{URL: config.Secret(url)}, "identity")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = db.Close(ctx) })
-	return store.New(db.Gorm)
+	return db.Gorm
 }
 
 // pageAll reads a list page by page as the admin API does: each page starts

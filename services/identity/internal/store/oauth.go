@@ -10,6 +10,7 @@ import (
 	"github.com/ory/fosite"
 	"gorm.io/gorm"
 
+	"partnerapi.dev/services/contracts"
 	"partnerapi.dev/services/identity/internal/domain"
 )
 
@@ -215,9 +216,24 @@ func (s *Store) GetAuthorizeCodeSession(ctx context.Context, code string, sessio
 	return r, nil
 }
 
-// InvalidateAuthorizeCodeSession implements oauth2.AuthorizeCodeStorage.
+// ErrCodeUsed means another exchange of the authorization code committed
+// first.
+var ErrCodeUsed = errors.New("the authorization code was exchanged concurrently")
+
+// InvalidateAuthorizeCodeSession implements oauth2.AuthorizeCodeStorage,
+// inside the exchange's transaction. fosite read the code as active before
+// that transaction began, so only this conditional update decides: a
+// concurrent exchange of the same code waits for the first one's row lock
+// and then finds the code used (ErrCodeUsed).
 func (s *Store) InvalidateAuthorizeCodeSession(ctx context.Context, code string) error {
-	return s.deactivate(ctx, kindCode, code)
+	res := s.conn(ctx).Exec(`UPDATE oauth_tokens SET active = false WHERE kind = ? AND signature = ? AND active`, kindCode, code)
+	if res.Error != nil {
+		return res.Error
+	}
+	if res.RowsAffected == 0 {
+		return ErrCodeUsed
+	}
+	return nil
 }
 
 // CreatePKCERequestSession implements pkce.PKCERequestStorage.
@@ -284,10 +300,31 @@ func (s *Store) DeleteRefreshTokenSession(ctx context.Context, signature string)
 	return s.deactivate(ctx, kindRefresh, signature)
 }
 
+// lockFamily takes the token family's lock until the transaction ends. A
+// refresh holds it from rotating its token until the new one is committed,
+// and a revocation while it revokes the family's refresh tokens, in a
+// statement after the lock: so the revocation also reaches the token a
+// concurrent refresh issued, and a refresh after it finds its token revoked.
+func lockFamily(tx *gorm.DB, requestID string) error {
+	return tx.Exec(`SELECT pg_advisory_xact_lock(hashtext('identity.token_family'), hashtext(?))`, requestID).Error
+}
+
 // RotateRefreshToken implements oauth2.RefreshTokenStorage: the presented
 // refresh token and the family's access tokens stop working. Only one
 // concurrent refresh with the same token wins.
+//
+// It first takes a share lock on the token's grant row, which a grant's
+// revocation updates before it deactivates the grant's tokens: the two then
+// run one after the other instead of locking token rows in opposite orders
+// (a deadlock), and the revocation, coming second, also reaches the tokens
+// this refresh issues.
 func (s *Store) RotateRefreshToken(ctx context.Context, requestID, signature string) error {
+	if err := s.conn(ctx).Exec(`SELECT 1 FROM grants WHERE id = (SELECT grant_id FROM oauth_tokens WHERE kind = 'refresh' AND signature = ?) FOR SHARE`, signature).Error; err != nil {
+		return err
+	}
+	if err := lockFamily(s.conn(ctx), requestID); err != nil {
+		return err
+	}
 	res := s.conn(ctx).Exec(`UPDATE oauth_tokens SET active = false WHERE kind = 'refresh' AND signature = ? AND active`, signature)
 	if res.Error != nil {
 		return res.Error
@@ -301,7 +338,25 @@ func (s *Store) RotateRefreshToken(ctx context.Context, requestID, signature str
 // RevokeRefreshToken implements oauth2.TokenRevocationStorage for the whole
 // token family. Tokens already rotated stay marked as used.
 func (s *Store) RevokeRefreshToken(ctx context.Context, requestID string) error {
-	return s.conn(ctx).Exec(`UPDATE oauth_tokens SET active = false, revoked = true WHERE request_id = ? AND kind = 'refresh' AND active`, requestID).Error
+	return s.inTx(ctx, func(_ context.Context, tx *gorm.DB) error {
+		if err := lockFamily(tx, requestID); err != nil {
+			return err
+		}
+		return tx.Exec(`UPDATE oauth_tokens SET active = false, revoked = true WHERE request_id = ? AND kind = 'refresh' AND active`, requestID).Error
+	})
+}
+
+// RevokeGrantOfRefreshToken revokes the grant of the refresh token with
+// this signature issued to clientID (nothing when there is none).
+func (s *Store) RevokeGrantOfRefreshToken(ctx context.Context, signature, clientID string) error {
+	return s.inTx(ctx, func(ctx context.Context, tx *gorm.DB) error {
+		var grants []string
+		if err := tx.Raw(`SELECT grant_id::text FROM oauth_tokens WHERE kind = 'refresh' AND signature = ? AND client_id = ? AND grant_id IS NOT NULL`,
+			signature, clientID).Scan(&grants).Error; err != nil || len(grants) == 0 {
+			return err
+		}
+		return s.revokeGrant(tx, grants[0], contracts.RevokedByPartner)
+	})
 }
 
 // RefreshTokenRevoked reports whether the refresh token with this signature
@@ -388,7 +443,8 @@ func (s *Store) FamilyActive(ctx context.Context, requestID string) (bool, error
 }
 
 // PurgeExpired deletes token rows that expired more than a day ago, and
-// revocations and consent requests that can no longer matter.
+// revocations, consent requests and sign-in failures that can no longer
+// matter.
 func (s *Store) PurgeExpired(ctx context.Context) (int64, error) {
 	now := s.now()
 	var n int64
@@ -399,6 +455,7 @@ func (s *Store) PurgeExpired(ctx context.Context) (int64, error) {
 		{`DELETE FROM oauth_tokens WHERE expires_at < ?`, now.Add(-24 * time.Hour)},
 		{`DELETE FROM token_revocations WHERE valid_until < ?`, now},
 		{`DELETE FROM consent_requests WHERE expires_at < ?`, now},
+		{`DELETE FROM sign_in_failures WHERE failed_at < ?`, now.Add(-24 * time.Hour)},
 	} {
 		res := s.conn(ctx).Exec(q.sql, q.at)
 		if res.Error != nil {

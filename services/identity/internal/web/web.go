@@ -1,4 +1,4 @@
-// Package web holds the sign-in and consent pages: server-rendered
+// Package web holds the sign-in, consent and connected-apps pages: server-rendered
 // templates and one small stylesheet, embedded in the binary.
 package web
 
@@ -10,7 +10,8 @@ import (
 //go:embed templates/*.html static/*.css
 var files embed.FS
 
-// Templates are the parsed pages: "signin", "consent" and "error".
+// Templates are the parsed pages: "signin", "consent", "error" and the
+// connected-apps pages "account", "account_revoke" and "account_error".
 var Templates = template.Must(template.ParseFS(files, "templates/*.html"))
 
 // CSS is the stylesheet, inlined into every page (no extra request, and a

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	_ "github.com/jackc/pgx/v5/stdlib"
+	"partnerapi.dev/pkg/service"
 	"partnerapi.dev/pkg/testenv"
 )
 
@@ -37,11 +38,11 @@ func TestImportCommand(t *testing.T) {
 	ctx := context.Background()
 	file := write("a.ndjson", catalog)
 	for range 2 {
-		if err := run(ctx, []string{"import", "--file", file}); err != nil {
+		if err := service.Run(ctx, spec, []string{"import", "--file", file}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	err := run(ctx, []string{"import", "--file", write("b.ndjson", catalog, strings.Replace(catalog, `"available"`, `"gone"`, 1))})
+	err := service.Run(ctx, spec, []string{"import", "--file", write("b.ndjson", catalog, strings.Replace(catalog, `"available"`, `"gone"`, 1))})
 	if err == nil || !strings.Contains(err.Error(), "line 2") {
 		t.Fatalf("want the bad line named, got %v", err)
 	}
@@ -58,7 +59,7 @@ func TestImportCommand(t *testing.T) {
 	if items != 1 || entries != 1 || pos != "b0000000-0000-4000-8000-000000000001" {
 		t.Fatalf("%d items, %d entries, POS %s", items, entries, pos)
 	}
-	if err := run(ctx, []string{"publish"}); err == nil {
+	if err := service.Run(ctx, spec, []string{"publish"}); err == nil {
 		t.Fatal("an unknown command ran")
 	}
 }

@@ -86,10 +86,9 @@ type tenant struct {
 
 // tenantOf checks that the gateway authorized the restaurant in the path.
 func tenantOf(c *fiber.Ctx) (tenant, error) {
-	ic := internalctx.From(c)
-	id := strings.ToLower(c.Params("restaurantId"))
-	if ic.Tenant == nil || strings.ToLower(ic.Tenant.ID) != id {
-		return tenant{}, httpx.NotFound()
+	ic, id, err := internalctx.PathTenant(c)
+	if err != nil {
+		return tenant{}, err
 	}
 	return tenant{id: id, clientID: ic.ClientID, currency: ic.Tenant.Currency}, nil
 }
@@ -152,6 +151,14 @@ func (h *Handlers) name(setAName string) string {
 		}
 	}
 	return setAName
+}
+
+// statusOf is the HTTP status answering a write's outcome.
+func statusOf(o domain.Outcome) int {
+	if o == domain.Created {
+		return http.StatusCreated
+	}
+	return http.StatusOK
 }
 
 // respond answers data (set-A names) under "data", renamed for set B.
@@ -261,9 +268,8 @@ func rename(v any, names map[string]string) any {
 // decode reads a write body strictly into v: in set B, the set-B names are
 // read as their set-A fields and a set-A name is an unknown field.
 func (h *Handlers) decode(c *fiber.Ctx, v any) (json.RawMessage, error) {
-	ct := c.Get(fiber.HeaderContentType)
-	if ct != "" && !strings.HasPrefix(strings.ToLower(ct), fiber.MIMEApplicationJSON) {
-		return nil, httpx.BadRequest("Send the body as application/json.")
+	if err := httpx.CheckJSONMediaType(c.Get(fiber.HeaderContentType)); err != nil {
+		return nil, err
 	}
 	body := c.Body()
 	// The gateway caps partner bodies at 1 MiB; so does the service, whose

@@ -21,7 +21,7 @@ func benchItemID(i int) string { return fmt.Sprintf("a1000000-0000-4000-8000-%01
 
 func benchEnv(b *testing.B) *env {
 	e := newEnv(b)
-	e.unlisted = true // measure the service, not the document check
+	e.Unchecked = true // measure the service, not the document check
 	c := contracts.MenuCatalog{RestaurantID: helsinki}
 	for i := range 20 {
 		c.Categories = append(c.Categories, contracts.MenuCatalogCategory{ID: fmt.Sprintf("c1000000-0000-4000-8000-%012d", i), Name: fmt.Sprintf("Category %02d", i), Visible: true})
@@ -146,7 +146,7 @@ func fullLimitDocument() contracts.CatalogDocument {
 // draft (about 500 rows in one transaction).
 func BenchmarkCatalogBatchFullLimit(b *testing.B) {
 	e := benchEnv(b)
-	e.scopes = catalogScopes
+	e.Scopes = catalogScopes
 	doc := fullLimitDocument()
 	n := 0
 	for b.Loop() {

@@ -83,8 +83,9 @@ func (e *env) count(table string) int {
 }
 
 func TestCatalogBatchNewDraft(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
-	e.scopes = catalogScopes
+	e.Scopes = catalogScopes
 	res := e.batch(http.StatusCreated, helsinki, newDraftBatch("5d1e7c3a-0000-4000-8000-000000000001", "Imported spring"))
 	if res.Replayed || res.Menu.Name != "Imported spring" || res.Menu.IsPosMenu || res.Menu.IsOnlineMenu || res.Menu.CategoryCount != 2 || res.Menu.ItemCount != 2 {
 		t.Fatalf("result %+v", res)
@@ -140,8 +141,9 @@ func TestCatalogBatchNewDraft(t *testing.T) {
 }
 
 func TestCatalogBatchExistingDraft(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
-	e.scopes = catalogScopes
+	e.Scopes = catalogScopes
 	first := e.batch(http.StatusCreated, helsinki, newDraftBatch("5d1e7c3a-0000-4000-8000-000000000002", "Draft"))
 	menuID := first.Menu.MenuID
 	soups := first.IDs["menuCategories"]["soups"]
@@ -187,7 +189,7 @@ func TestCatalogBatchExistingDraft(t *testing.T) {
 	}
 
 	// Published: no longer an inactive draft.
-	e.scopes = allScopes
+	e.Scopes = allScopes
 	e.must(http.StatusOK, http.MethodPut, "/v1/restaurants/"+helsinki+"/menus/pos", helsinki, map[string]any{
 		"menuId": menuID, "expectedCategoryCount": 3, "expectedItemCount": 4, "expectedCurrentPosMenuId": nil,
 		"idempotencyKey": "5d1e7c3a-0000-4000-8000-0000000000a1", "confirmed": true})
@@ -201,8 +203,9 @@ func TestCatalogBatchExistingDraft(t *testing.T) {
 }
 
 func TestCatalogBatchRefusals(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
-	e.scopes = catalogScopes
+	e.Scopes = catalogScopes
 	ok := newDraftBatch("5d1e7c3a-0000-4000-8000-000000000010", "Draft")
 	menu := e.batch(http.StatusCreated, helsinki, ok).Menu.MenuID
 	unresolved := newDraftBatch("5d1e7c3a-0000-4000-8000-000000000011", "Draft")
@@ -224,11 +227,11 @@ func TestCatalogBatchRefusals(t *testing.T) {
 			Target: contracts.CatalogBatchTarget{Mode: contracts.CatalogTargetExistingDraft, MenuID: &menu}, Document: contracts.CatalogDocument{Menu: contracts.CatalogMenu{Ref: "m"}}},
 	} {
 		t.Run(name, func(t *testing.T) {
-			e.t = t
+			e.use(t)
 			e.errorOf(http.StatusBadRequest, http.MethodPost, batchPath(helsinki), helsinki, b)
 		})
 	}
-	e.t = t
+	e.use(t)
 	if e.count("menus") != 1 {
 		t.Fatal("a refused batch wrote")
 	}
@@ -242,7 +245,7 @@ func TestCatalogBatchRefusals(t *testing.T) {
 	e.errorOf(http.StatusNotFound, http.MethodGet, targetPath(other, menu), other, nil)
 	e.errorOf(http.StatusNotFound, http.MethodPost, batchPath(other), helsinki, ok)
 	e.errorOf(http.StatusNotFound, http.MethodGet, targetPath(helsinki, "5d1e7c3a-0000-4000-8000-0000000000ff"), helsinki, nil)
-	e.scopes = []string{contracts.ScopeRestaurantRead, contracts.ScopeMenuRead}
+	e.Scopes = []string{contracts.ScopeRestaurantRead, contracts.ScopeMenuRead}
 	e.errorOf(http.StatusNotFound, http.MethodGet, targetPath(helsinki, menu), helsinki, nil)
 	e.errorOf(http.StatusNotFound, http.MethodPost, batchPath(helsinki), helsinki, ok)
 	e.errorOf(http.StatusUnauthorized, http.MethodPost, batchPath(helsinki), "", ok)
@@ -252,8 +255,9 @@ func TestCatalogBatchRefusals(t *testing.T) {
 // bind parameters than one statement takes: every row is stored, children
 // after their parents.
 func TestCatalogBatchBeyondOneStatement(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
-	e.scopes = catalogScopes
+	e.Scopes = catalogScopes
 	d := contracts.CatalogDocument{Menu: contracts.CatalogMenu{Ref: "menu", Name: "Large"},
 		MenuCategories: []contracts.CatalogMenuCategory{{Ref: "cat", Name: "All", Visible: true}}}
 	const n = 2500 // 2,500 items of 29 columns: more than 65,535 parameters

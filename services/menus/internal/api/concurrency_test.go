@@ -35,6 +35,7 @@ func countOf(statuses []int, status int) int {
 // Two edits reviewed at the same version: exactly one wins, the other is a
 // conflict, never a lost update.
 func TestConcurrentEditsOfOneVersion(t *testing.T) {
+	t.Parallel()
 	e := fixtureEnv(newEnv(t))
 	v := e.must(http.StatusOK, http.MethodGet, itemPath(helsinki, menuDraft, itemSpecial), helsinki, nil)["version"].(string)
 	statuses := race(e, http.MethodPatch, []string{itemPath(helsinki, menuDraft, itemSpecial)}, []any{
@@ -50,6 +51,7 @@ func TestConcurrentEditsOfOneVersion(t *testing.T) {
 
 // Two set-POS calls expecting the same current menu: exactly one wins.
 func TestConcurrentSetPos(t *testing.T) {
+	t.Parallel()
 	e := fixtureEnv(newEnv(t))
 	statuses := race(e, http.MethodPut, []string{menus(helsinki) + "/pos"}, []any{
 		setBody(110, menuDraft, 1, 1, "expectedCurrentPosMenuId", menuMain), setBody(111, menuLunch, 1, 1, "expectedCurrentPosMenuId", menuMain)})
@@ -60,6 +62,7 @@ func TestConcurrentSetPos(t *testing.T) {
 
 // Ten creates with one key at once: one menu, ten identical answers.
 func TestConcurrentCreatesWithOneKey(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	bodies := make([]any, 10)
 	for i := range bodies {
@@ -77,8 +80,9 @@ func TestConcurrentCreatesWithOneKey(t *testing.T) {
 // Two catalog batches planned on the same revision of a draft: exactly one
 // writes.
 func TestConcurrentCatalogBatches(t *testing.T) {
+	t.Parallel()
 	e := fixtureEnv(newEnv(t))
-	e.scopes = catalogScopes
+	e.Scopes = catalogScopes
 	rev := e.target(helsinki, menuDraft).Revision
 	menu := menuDraft
 	b := func(id string) any {

@@ -12,20 +12,22 @@ import (
 type event struct {
 	Type, RestaurantID string
 	Data               map[string]any
+	// Actor is the client, grant and user of the request that recorded it.
+	Actor [3]string
 }
 
 // takeEvents returns the events recorded since the last call, in order,
 // and removes them (as the relay does once they are acknowledged).
 func (e *env) takeEvents() []event {
 	e.t.Helper()
-	var rows []struct{ Type, RestaurantID, Data string }
-	if err := e.db.Gorm.Raw(`WITH d AS (DELETE FROM outbox_events RETURNING pos, type, restaurant_id, data::text)
-SELECT type, restaurant_id, data FROM d ORDER BY pos`).Scan(&rows).Error; err != nil {
+	var rows []struct{ Type, RestaurantID, Data, ClientID, GrantID, UserID string }
+	if err := e.db.Gorm.Raw(`WITH d AS (DELETE FROM outbox_events RETURNING pos, type, restaurant_id, data::text, client_id, grant_id, user_id)
+SELECT type, restaurant_id, data, coalesce(client_id, '') AS client_id, coalesce(grant_id, '') AS grant_id, coalesce(user_id, '') AS user_id FROM d ORDER BY pos`).Scan(&rows).Error; err != nil {
 		e.t.Fatal(err)
 	}
 	out := make([]event, len(rows))
 	for i, r := range rows {
-		out[i] = event{Type: r.Type, RestaurantID: r.RestaurantID}
+		out[i] = event{Type: r.Type, RestaurantID: r.RestaurantID, Actor: [3]string{r.ClientID, r.GrantID, r.UserID}}
 		if err := json.Unmarshal([]byte(r.Data), &out[i].Data); err != nil {
 			e.t.Fatal(err)
 		}
@@ -47,12 +49,17 @@ func (e *env) wantEvent(step, typ string) map[string]any {
 	if len(got) != 1 || got[0].Type != typ || got[0].RestaurantID != helsinki {
 		e.t.Fatalf("%s: recorded %+v, want one %s", step, got, typ)
 	}
+	// Every write here is a partner's: the event names its authorization.
+	if want := [3]string{e.ClientID, "g", "u"}; got[0].Actor != want {
+		e.t.Fatalf("%s: recorded by %v, want %v", step, got[0].Actor, want)
+	}
 	return got[0].Data
 }
 
 // Each write records exactly its event in its transaction; a replay, a
 // rejected write or a publish that changes nothing records none.
 func TestWritesRecordMenuEvents(t *testing.T) {
+	t.Parallel()
 	e := fixtureEnv(newEnv(t))
 	e.wantEvent("ingestion", "")
 
@@ -97,7 +104,7 @@ func TestWritesRecordMenuEvents(t *testing.T) {
 		t.Fatalf("online event %v", d)
 	}
 
-	e.scopes = catalogScopes
+	e.Scopes = catalogScopes
 	res := e.batch(http.StatusCreated, helsinki, newDraftBatch("7e000000-0000-4000-8000-000000000001", "Imported"))
 	if d := e.wantEvent("catalog batch into a new draft", contracts.EventMenuCreated); d["menu"].(map[string]any)["menuId"] != res.Menu.MenuID {
 		t.Fatalf("batch event %v", d)

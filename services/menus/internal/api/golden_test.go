@@ -17,6 +17,7 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 // The read answers' shapes, in both naming sets, against testdata/ (go test
 // -update rewrites them).
 func TestGoldenAnswers(t *testing.T) {
+	t.Parallel()
 	for _, naming := range []string{api.NamingA, api.NamingB} {
 		e := fixtureEnv(newEnvNaming(t, naming))
 		for name, path := range map[string]string{

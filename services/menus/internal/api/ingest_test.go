@@ -13,17 +13,18 @@ import (
 // version moves. A changed line replaces what it says and removes entries a
 // menu no longer has.
 func TestIngestIsIdempotent(t *testing.T) {
+	t.Parallel()
 	e := fixtureEnv(newEnv(t))
-	e.scopes = catalogScopes
+	e.Scopes = catalogScopes
 	before := e.target(helsinki, menuMain)
-	e.scopes = allScopes
+	e.Scopes = allScopes
 	version := e.must(http.StatusOK, http.MethodGet, itemPath(helsinki, menuDraft, itemSpecial), helsinki, nil)["version"]
 	e.ingest(fixture()...)
-	e.scopes = catalogScopes
+	e.Scopes = catalogScopes
 	if after := e.target(helsinki, menuMain); after.Revision != before.Revision {
 		t.Fatalf("revision moved on a repeated load: %s -> %s", before.Revision, after.Revision)
 	}
-	e.scopes = allScopes
+	e.Scopes = allScopes
 	if v := e.must(http.StatusOK, http.MethodGet, itemPath(helsinki, menuDraft, itemSpecial), helsinki, nil)["version"]; v != version {
 		t.Fatalf("version moved on a repeated load: %v -> %v", version, v)
 	}
@@ -37,7 +38,7 @@ func TestIngestIsIdempotent(t *testing.T) {
 	changed[0].Items[2].Availability = "sold_out" // the cake
 	changed[0].Menus[0].Entries = changed[0].Menus[0].Entries[:2]
 	e.ingest(changed...)
-	e.scopes = catalogScopes
+	e.Scopes = catalogScopes
 	after := e.target(helsinki, menuMain)
 	if after.Revision == before.Revision || after.Menu.ItemCount != 2 || after.Menu.CategoryCount != 1 {
 		t.Fatalf("changed load: %+v", after)

@@ -3,9 +3,7 @@ package api
 import (
 	"bufio"
 	"bytes"
-	"crypto/subtle"
 	"encoding/json"
-	"net/http"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
@@ -47,7 +45,7 @@ func (h *Handlers) catalogTarget(c *fiber.Ctx) error {
 	for i, cat := range ct.Categories {
 		out.Categories[i] = contracts.CatalogTargetCategory{CategoryID: cat.ID, Name: cat.Name, ItemCount: cat.ItemCount}
 	}
-	return c.JSON(fiber.Map{"data": out})
+	return httpx.Data(c, out)
 }
 
 func (h *Handlers) catalogBatch(c *fiber.Ctx) error {
@@ -68,13 +66,13 @@ func (h *Handlers) catalogBatch(c *fiber.Ctx) error {
 	}
 	// The batch id is the batch's idempotency key, per restaurant.
 	key := domain.WriteKey{Scope: "catalog-batch/" + t.id, Key: strings.ToLower(b.BatchID), Body: b}
-	ans, err := h.Repo.Write(c.UserContext(), key, func(tx domain.Tx) (int, any, error) {
+	ans, err := h.Repo.Write(c.UserContext(), key, func(tx domain.Tx) (domain.Outcome, any, error) {
 		return domain.ApplyBatch(tx, t.id, b)
 	})
 	if err != nil {
 		return err
 	}
-	c.Status(ans.Status).Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
+	c.Status(statusOf(ans.Outcome)).Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
 	return c.Send(append(append([]byte(`{"data":`), ans.Data...), '}'))
 }
 
@@ -84,10 +82,8 @@ type ingestResult struct {
 
 // ingest loads NDJSON catalogs (one restaurant a line) from the POS side.
 func (h *Handlers) ingest(c *fiber.Ctx) error {
-	auth := c.Get(fiber.HeaderAuthorization)
-	token, ok := strings.CutPrefix(auth, "Bearer ")
-	if !ok || h.IngestToken == "" || subtle.ConstantTimeCompare([]byte(token), []byte(h.IngestToken)) != 1 {
-		return &httpx.Error{Status: http.StatusUnauthorized, Code: httpx.CodeInvalidToken, Description: "Send the ingestion token as a bearer token."}
+	if err := httpx.RequireBearer(c, h.IngestToken, "ingestion token"); err != nil {
+		return err
 	}
 	body := c.Body()
 	if len(bytes.TrimSpace(body)) == 0 {
@@ -122,5 +118,5 @@ func (h *Handlers) ingest(c *fiber.Ctx) error {
 		return err
 	}
 	n := len(catalogs)
-	return c.JSON(fiber.Map{"data": ingestResult{Restaurants: n}})
+	return httpx.Data(c, ingestResult{Restaurants: n})
 }

@@ -1,16 +1,14 @@
 package api_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/base64"
 	"net/http"
 	"strings"
 	"testing"
 
 	"partnerapi.dev/pkg/config"
 	"partnerapi.dev/pkg/database"
-	"partnerapi.dev/pkg/internalctx"
+	"partnerapi.dev/pkg/servicetest"
 	"partnerapi.dev/services/menus/internal/api"
 	"partnerapi.dev/services/menus/internal/store"
 )
@@ -19,6 +17,7 @@ import (
 // checked against the set-B document by env.do), set-A names in a body are
 // unknown fields, and the POS menu lives at /menus/active only.
 func TestNamingSetB(t *testing.T) {
+	t.Parallel()
 	e := fixtureEnv(newEnvNaming(t, api.NamingB))
 	data := e.must(http.StatusOK, http.MethodGet, menus(helsinki), helsinki, nil)
 	if data["activeMenuPublicId"] != menuMain || data["onlineMenuPublicId"] != menuMain {
@@ -74,11 +73,11 @@ func TestNamingSetB(t *testing.T) {
 		"set-A current id": {"menuPublicId": menu, "expectedCategoryCount": 1, "expectedItemCount": 1, "expectedCurrentPosMenuId": menu, "idempotencyKey": key(76), "confirmed": true},
 	} {
 		t.Run(name, func(t *testing.T) {
-			e.t = t
+			e.use(t)
 			e.errorOf(http.StatusBadRequest, http.MethodPut, menus(helsinki)+"/active", helsinki, b)
 		})
 	}
-	e.t = t
+	e.use(t)
 	if msg := e.errorOf(http.StatusBadRequest, http.MethodPatch, itemPath(helsinki, menu, itemCoffee), helsinki,
 		patchBody(77, "v1", map[string]any{"basePriceMinor": 1})); !strings.Contains(msg, "basePriceMinor") {
 		t.Fatal(msg)
@@ -88,7 +87,7 @@ func TestNamingSetB(t *testing.T) {
 		patchBody(79, "v1", map[string]any{"priceMinor": -1})); !strings.Contains(msg, "changes.priceMinor must be") {
 		t.Fatal(msg)
 	}
-	e.unlisted = true
+	e.Unchecked = true
 	e.errorOf(http.StatusNotFound, http.MethodPut, menus(helsinki)+"/pos", helsinki, map[string]any{
 		"menuPublicId": menu, "expectedCategoryCount": 1, "expectedItemCount": 1, "expectedCurrentActiveMenuPublicId": menu, "idempotencyKey": key(78), "confirmed": true})
 }
@@ -96,15 +95,19 @@ func TestNamingSetB(t *testing.T) {
 // With the database unreachable, reads answer 503 service_unavailable and
 // writes 503 capability_disabled, with no internals in the body.
 func TestDatabaseUnavailable(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db, err := database.Open(ctx, database.Config{URL: config.Secret("postgres://postgres@127.0.0.1:1/none?sslmode=disable&connect_timeout=2")}, "menus")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close(ctx)
-	keys, _ := internalctx.ParseKeys("k1:" + base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{7}, 32)))
+	keys := servicetest.Keys(t)
 	h := &api.Handlers{Repo: &store.Store{DB: db.Gorm}, Keys: keys, IngestToken: token, NamingSet: api.NamingA}
-	e := &env{t: t, app: h.App(nil), keys: keys, scopes: allScopes, client: "c", naming: api.NamingA}
+	app := h.App(nil)
+	c := servicetest.NewClient(t, app, keys, allScopes...)
+	c.ClientID, c.Tenants = "c", tenants
+	e := &env{Client: c, t: t, app: app, naming: api.NamingA}
 	for _, path := range []string{menus(helsinki), items(helsinki, menuMain), itemPath(helsinki, menuMain, itemCake)} {
 		if msg := e.errorOf(http.StatusServiceUnavailable, http.MethodGet, path, helsinki, nil); !strings.HasPrefix(msg, "service_unavailable") {
 			t.Fatalf("%s: %s", path, msg)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"partnerapi.dev/pkg/httpx"
+	"partnerapi.dev/pkg/idempotency"
 	"partnerapi.dev/services/contracts"
 	"partnerapi.dev/services/menus/internal/domain"
 )
@@ -52,16 +53,7 @@ func onlyQuery(c *fiber.Ctx, allowed ...string) error {
 	if err != nil {
 		return httpx.BadRequest("The query string is malformed.")
 	}
-next:
-	for k := range q {
-		if k == "organization_id" {
-			continue
-		}
-		for _, a := range allowed {
-			if k == a {
-				continue next
-			}
-		}
+	if k, _ := httpx.AllowQuery(q, false, append([]string{"organization_id"}, allowed...)...); k != "" {
 		return httpx.BadRequest("Query parameter %q is not supported here.", k)
 	}
 	return nil
@@ -211,7 +203,7 @@ type writeCommon struct {
 
 // check validates the key and, when confirm, that confirmed is true.
 func (w writeCommon) check(confirm bool) error {
-	if !w.IdempotencyKey.Set || w.IdempotencyKey.Null || !domain.IsUUID(w.IdempotencyKey.Value) {
+	if !w.IdempotencyKey.Set || w.IdempotencyKey.Null || !idempotency.ValidKey(w.IdempotencyKey.Value) {
 		return httpx.BadRequest("idempotencyKey is required and must be a uuid.")
 	}
 	if confirm && (!w.Confirmed.Set || w.Confirmed.Null || !w.Confirmed.Value) {
@@ -262,12 +254,12 @@ func (h *Handlers) createMenu(c *fiber.Ctx) error {
 		return err
 	}
 	key := writeKey(t, "createMenu", req.IdempotencyKey.Value, nil, body)
-	return h.write(c, key, func(tx domain.Tx) (int, any, error) {
+	return h.write(c, key, func(tx domain.Tx) (domain.Outcome, any, error) {
 		m, err := domain.CreateMenu(tx, t.id, req.Name.Value)
 		if err != nil {
 			return 0, nil, err
 		}
-		return http.StatusCreated, createMenuView{ActionID: domain.NewID(), RestaurantID: t.id, Menu: domain.Summary(m)}, nil
+		return domain.Created, createMenuView{ActionID: domain.NewID(), RestaurantID: t.id, Menu: domain.Summary(m)}, nil
 	})
 }
 
@@ -278,7 +270,7 @@ func (h *Handlers) write(c *fiber.Ctx, key domain.WriteKey, fn domain.WriteFunc)
 	if err != nil {
 		return err
 	}
-	return h.respond(c, ans.Status, ans.Data)
+	return h.respond(c, statusOf(ans.Outcome), ans.Data)
 }
 
 type addItemsRequest struct {
@@ -323,12 +315,12 @@ func (h *Handlers) addItems(c *fiber.Ctx) error {
 		return err
 	}
 	key := writeKey(t, "addMenuItems", req.IdempotencyKey.Value, []string{menuID}, body)
-	return h.write(c, key, func(tx domain.Tx) (int, any, error) {
+	return h.write(c, key, func(tx domain.Tx) (domain.Outcome, any, error) {
 		m, added, err := domain.AddMenuItems(tx, t.id, a)
 		if err != nil {
 			return 0, nil, err
 		}
-		return http.StatusOK, addItemsView{ActionID: domain.NewID(), RestaurantID: t.id, Menu: domain.Summary(m), AddedCatalogItemIDs: added}, nil
+		return domain.Changed, addItemsView{ActionID: domain.NewID(), RestaurantID: t.id, Menu: domain.Summary(m), AddedCatalogItemIDs: added}, nil
 	})
 }
 
@@ -397,12 +389,12 @@ func (h *Handlers) editItem(c *fiber.Ctx) error {
 		return err
 	}
 	key := writeKey(t, "updateDraftMenuItem", req.IdempotencyKey.Value, []string{menuID, itemID}, body)
-	return h.write(c, key, func(tx domain.Tx) (int, any, error) {
+	return h.write(c, key, func(tx domain.Tx) (domain.Outcome, any, error) {
 		before, after, err := domain.EditItem(tx, t.id, menuID, itemID, req.ExpectedVersion.Value, ch)
 		if err != nil {
 			return 0, nil, err
 		}
-		return http.StatusOK, editItemView{ActionID: domain.NewID(), RestaurantID: t.id, MenuID: menuID, Item: draftItem(after),
+		return domain.Changed, editItemView{ActionID: domain.NewID(), RestaurantID: t.id, MenuID: menuID, Item: draftItem(after),
 			PreviousVersion: before.VersionString(), Version: after.VersionString()}, nil
 	})
 }
@@ -520,15 +512,15 @@ func (h *Handlers) setMenu(p domain.Publication) fiber.Handler {
 			return err
 		}
 		key := writeKey(t, operation, f.IdempotencyKey.Value, nil, body)
-		return h.write(c, key, func(tx domain.Tx) (int, any, error) {
+		return h.write(c, key, func(tx domain.Tx) (domain.Outcome, any, error) {
 			m, previous, err := domain.Publish(tx, t.id, s)
 			if err != nil {
 				return 0, nil, err
 			}
 			if p == domain.POS {
-				return http.StatusOK, setPosView{ActionID: domain.NewID(), RestaurantID: t.id, Menu: domain.Summary(m), PreviousPosMenuID: previous}, nil
+				return domain.Changed, setPosView{ActionID: domain.NewID(), RestaurantID: t.id, Menu: domain.Summary(m), PreviousPosMenuID: previous}, nil
 			}
-			return http.StatusOK, setOnlineView{ActionID: domain.NewID(), RestaurantID: t.id, Menu: domain.Summary(m), PreviousOnlineMenuID: previous}, nil
+			return domain.Changed, setOnlineView{ActionID: domain.NewID(), RestaurantID: t.id, Menu: domain.Summary(m), PreviousOnlineMenuID: previous}, nil
 		})
 	}
 }

@@ -3,6 +3,7 @@ package api_test
 import (
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -16,6 +17,7 @@ func key(n int) string { return fmt.Sprintf("6e000000-0000-4000-8000-%012d", n) 
 func list(data map[string]any, k string) []any { v, _ := data[k].([]any); return v }
 
 func TestListMenus(t *testing.T) {
+	t.Parallel()
 	e := fixtureEnv(newEnv(t))
 	data := e.must(http.StatusOK, http.MethodGet, menus(helsinki), helsinki, nil)
 	if data["posMenuId"] != menuMain || data["onlineMenuId"] != menuMain || data["restaurantId"] != helsinki {
@@ -41,6 +43,7 @@ func TestListMenus(t *testing.T) {
 }
 
 func TestListItems(t *testing.T) {
+	t.Parallel()
 	e := fixtureEnv(newEnv(t))
 	data := e.must(http.StatusOK, http.MethodGet, items(helsinki, menuMain), helsinki, nil)
 	rows := list(data, "items")
@@ -97,28 +100,29 @@ func TestListItems(t *testing.T) {
 }
 
 func TestCreateMenu(t *testing.T) {
+	t.Parallel()
 	e := fixtureEnv(newEnv(t))
 	body := map[string]any{"name": "Winter", "idempotencyKey": key(1)}
-	data := e.must(http.StatusCreated, http.MethodPost, menus(helsinki), helsinki, body)
-	m := data["menu"].(map[string]any)
-	if data["replayed"] != false || m["name"] != "Winter" || m["categoryCount"] != 0.0 || m["itemCount"] != 0.0 || m["isPosMenu"] != false || m["isOnlineMenu"] != false {
-		t.Fatalf("create %v", data)
+	data := e.write(http.StatusCreated, http.MethodPost, menus(helsinki), body)
+	m := data.Menu
+	if data.Replayed || m.Name != "Winter" || m.CategoryCount != 0 || m.ItemCount != 0 || m.IsPosMenu || m.IsOnlineMenu {
+		t.Fatalf("create %+v", data)
 	}
-	again := e.must(http.StatusCreated, http.MethodPost, menus(helsinki), helsinki, body)
-	if again["replayed"] != true || again["menu"].(map[string]any)["menuId"] != m["menuId"] || again["actionId"] != data["actionId"] {
-		t.Fatalf("replay %v", again)
+	again := e.write(http.StatusCreated, http.MethodPost, menus(helsinki), body)
+	if !again.Replayed || again.Menu.MenuID != m.MenuID || again.ActionID != data.ActionID {
+		t.Fatalf("replay %+v", again)
 	}
 	if msg := e.errorOf(http.StatusConflict, http.MethodPost, menus(helsinki), helsinki, map[string]any{"name": "Other", "idempotencyKey": key(1)}); !strings.Contains(msg, "different request body") {
 		t.Fatal(msg)
 	}
 	// The key is the caller's: another partner client may use the same one.
-	e.client = "client-2"
-	if d := e.must(http.StatusCreated, http.MethodPost, menus(helsinki), helsinki, map[string]any{"name": "Other", "idempotencyKey": key(1)}); d["replayed"] != false {
-		t.Fatalf("other client %v", d)
+	e.ClientID = "client-2"
+	if d := e.write(http.StatusCreated, http.MethodPost, menus(helsinki), map[string]any{"name": "Other", "idempotencyKey": key(1)}); d.Replayed {
+		t.Fatalf("other client %+v", d)
 	}
-	listed := e.must(http.StatusOK, http.MethodGet, menus(helsinki), helsinki, nil)
-	if len(list(listed, "menus")) != 5 || listed["posMenuId"] != menuMain || listed["onlineMenuId"] != menuMain {
-		t.Fatalf("after create %v", listed)
+	listed := e.listMenus(helsinki)
+	if len(listed.Menus) != 5 || val(listed.PosMenuID) != menuMain || val(listed.OnlineMenuID) != menuMain {
+		t.Fatalf("after create %+v", listed)
 	}
 
 	for name, b := range map[string]any{
@@ -133,11 +137,11 @@ func TestCreateMenu(t *testing.T) {
 		"confirmed given": map[string]any{"name": "X", "idempotencyKey": key(2), "confirmed": true},
 	} {
 		t.Run(name, func(t *testing.T) {
-			e.t = t
+			e.use(t)
 			e.errorOf(http.StatusBadRequest, http.MethodPost, menus(helsinki), helsinki, b)
 		})
 	}
-	e.t = t
+	e.use(t)
 	big := `{"name":"X","idempotencyKey":"` + key(3) + `","pad":"` + strings.Repeat("x", 1<<20) + `"}`
 	if msg := e.errorOf(http.StatusRequestEntityTooLarge, http.MethodPost, menus(helsinki), helsinki, big); !strings.HasPrefix(msg, "payload_too_large") {
 		t.Fatal(msg)
@@ -155,16 +159,16 @@ func addBody(k int, cats, items int, ids ...string) map[string]any {
 }
 
 func TestAddItems(t *testing.T) {
+	t.Parallel()
 	e := fixtureEnv(newEnv(t))
 	// Coffee's category (drinks) joins the draft; salmon's (soups) too.
 	body := addBody(10, 1, 1, itemCoffee, itemSalmon)
-	data := e.must(http.StatusOK, http.MethodPost, items(helsinki, menuDraft), helsinki, body)
-	m := data["menu"].(map[string]any)
-	if m["categoryCount"] != 3.0 || m["itemCount"] != 3.0 || m["isPosMenu"] != false || fmt.Sprint(data["addedCatalogItemIds"]) != fmt.Sprint([]any{itemCoffee, itemSalmon}) {
-		t.Fatalf("add %v", data)
+	data := e.write(http.StatusOK, http.MethodPost, items(helsinki, menuDraft), body)
+	if m := data.Menu; m.CategoryCount != 3 || m.ItemCount != 3 || m.IsPosMenu || !slices.Equal(data.AddedCatalogItemIDs, []string{itemCoffee, itemSalmon}) {
+		t.Fatalf("add %+v", data)
 	}
-	if again := e.must(http.StatusOK, http.MethodPost, items(helsinki, menuDraft), helsinki, body); again["replayed"] != true || again["menu"].(map[string]any)["itemCount"] != 3.0 {
-		t.Fatalf("replay %v", again)
+	if again := e.write(http.StatusOK, http.MethodPost, items(helsinki, menuDraft), body); !again.Replayed || again.Menu.ItemCount != 3 {
+		t.Fatalf("replay %+v", again)
 	}
 	// The same key for another menu is another request.
 	e.errorOf(http.StatusConflict, http.MethodPost, items(helsinki, menuLunch), helsinki, body)
@@ -190,13 +194,13 @@ func TestAddItems(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			e.t = t
+			e.use(t)
 			if msg := e.errorOf(c.status, http.MethodPost, items(helsinki, c.menu), helsinki, c.body); !strings.Contains(msg, c.says) {
 				t.Fatalf("message %q does not say %q", msg, c.says)
 			}
 		})
 	}
-	e.t = t
+	e.use(t)
 	if d := e.must(http.StatusOK, http.MethodGet, menus(helsinki), helsinki, nil); d["posMenuId"] != menuMain || d["onlineMenuId"] != menuMain {
 		t.Fatalf("adding published something: %v", d)
 	}
@@ -221,6 +225,7 @@ func patchBody(k int, version string, changes map[string]any) map[string]any {
 }
 
 func TestInspectAndEditDraftItem(t *testing.T) {
+	t.Parallel()
 	e := fixtureEnv(newEnv(t))
 	target := e.must(http.StatusOK, http.MethodGet, itemPath(helsinki, menuDraft, itemSpecial), helsinki, nil)
 	item := target["item"].(map[string]any)
@@ -237,8 +242,8 @@ func TestInspectAndEditDraftItem(t *testing.T) {
 	}
 	revision := func() string {
 		e.t.Helper()
-		e.scopes = catalogScopes
-		defer func() { e.scopes = allScopes }()
+		e.Scopes = catalogScopes
+		defer func() { e.Scopes = allScopes }()
 		return e.target(helsinki, menuDraft).Revision
 	}
 	before := revision()
@@ -291,13 +296,13 @@ func TestInspectAndEditDraftItem(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			e.t = t
+			e.use(t)
 			if msg := e.errorOf(c.status, http.MethodPatch, itemPath(helsinki, c.menu, c.item), helsinki, c.body); !strings.Contains(msg, c.says) {
 				t.Fatalf("message %q does not say %q", msg, c.says)
 			}
 		})
 	}
-	e.t = t
+	e.use(t)
 	e.errorOf(http.StatusNotFound, http.MethodGet, itemPath(helsinki, menuDraft, itemCake), helsinki, nil)
 	e.errorOf(http.StatusNotFound, http.MethodGet, itemPath(helsinki, menuDraft, "x"), helsinki, nil)
 	if d := e.must(http.StatusOK, http.MethodGet, menus(helsinki), helsinki, nil); d["posMenuId"] != menuMain || d["onlineMenuId"] != menuMain {
@@ -310,28 +315,28 @@ func setBody(k int, menu string, cats, items int, currentField string, current a
 }
 
 func TestSetPosAndOnlineMenus(t *testing.T) {
+	t.Parallel()
 	e := fixtureEnv(newEnv(t))
 	pos, online := menus(helsinki)+"/pos", menus(helsinki)+"/online"
-	data := e.must(http.StatusOK, http.MethodPut, pos, helsinki, setBody(50, menuDraft, 1, 1, "expectedCurrentPosMenuId", menuMain))
-	if data["previousPosMenuId"] != menuMain || data["menu"].(map[string]any)["isPosMenu"] != true || data["menu"].(map[string]any)["menuId"] != menuDraft {
-		t.Fatalf("set pos %v", data)
+	data := e.write(http.StatusOK, http.MethodPut, pos, setBody(50, menuDraft, 1, 1, "expectedCurrentPosMenuId", menuMain))
+	if val(data.PreviousPosMenuID) != menuMain || !data.Menu.IsPosMenu || data.Menu.MenuID != menuDraft {
+		t.Fatalf("set pos %+v", data)
 	}
-	if again := e.must(http.StatusOK, http.MethodPut, pos, helsinki, setBody(50, menuDraft, 1, 1, "expectedCurrentPosMenuId", menuMain)); again["replayed"] != true || again["previousPosMenuId"] != menuMain {
-		t.Fatalf("replay %v", again)
+	if again := e.write(http.StatusOK, http.MethodPut, pos, setBody(50, menuDraft, 1, 1, "expectedCurrentPosMenuId", menuMain)); !again.Replayed || val(again.PreviousPosMenuID) != menuMain {
+		t.Fatalf("replay %+v", again)
 	}
 	// Setting the current menu again succeeds and returns itself.
-	if same := e.must(http.StatusOK, http.MethodPut, pos, helsinki, setBody(51, menuDraft, 1, 1, "expectedCurrentPosMenuId", menuDraft)); same["previousPosMenuId"] != menuDraft {
-		t.Fatalf("same %v", same)
+	if same := e.write(http.StatusOK, http.MethodPut, pos, setBody(51, menuDraft, 1, 1, "expectedCurrentPosMenuId", menuDraft)); val(same.PreviousPosMenuID) != menuDraft {
+		t.Fatalf("same %+v", same)
 	}
-	listed := e.must(http.StatusOK, http.MethodGet, menus(helsinki), helsinki, nil)
-	if listed["posMenuId"] != menuDraft || listed["onlineMenuId"] != menuMain {
-		t.Fatalf("after set pos %v", listed)
+	if listed := e.listMenus(helsinki); val(listed.PosMenuID) != menuDraft || val(listed.OnlineMenuID) != menuMain {
+		t.Fatalf("after set pos %+v", listed)
 	}
-	data = e.must(http.StatusOK, http.MethodPut, online, helsinki, setBody(52, menuLunch, 1, 1, "expectedCurrentOnlineMenuId", menuMain))
-	if data["previousOnlineMenuId"] != menuMain || data["menu"].(map[string]any)["isOnlineMenu"] != true {
-		t.Fatalf("set online %v", data)
+	data = e.write(http.StatusOK, http.MethodPut, online, setBody(52, menuLunch, 1, 1, "expectedCurrentOnlineMenuId", menuMain))
+	if val(data.PreviousOnlineMenuID) != menuMain || !data.Menu.IsOnlineMenu {
+		t.Fatalf("set online %+v", data)
 	}
-	empty := e.must(http.StatusCreated, http.MethodPost, menus(helsinki), helsinki, map[string]any{"name": "Empty", "idempotencyKey": key(53)})["menu"].(map[string]any)["menuId"].(string)
+	empty := e.write(http.StatusCreated, http.MethodPost, menus(helsinki), map[string]any{"name": "Empty", "idempotencyKey": key(53)}).Menu.MenuID
 	// An empty menu may be the POS menu, never the online menu.
 	cases := []struct {
 		name   string
@@ -353,22 +358,73 @@ func TestSetPosAndOnlineMenus(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			e.t = t
+			e.use(t)
 			if msg := e.errorOf(c.status, http.MethodPut, c.path, helsinki, c.body); !strings.Contains(msg, c.says) {
 				t.Fatalf("message %q does not say %q", msg, c.says)
 			}
 		})
 	}
-	e.t = t
+	e.use(t)
 	if d := e.must(http.StatusOK, http.MethodPut, pos, helsinki, setBody(64, empty, 0, 0, "expectedCurrentPosMenuId", menuDraft)); d["previousPosMenuId"] != menuDraft {
 		t.Fatalf("empty pos %v", d)
 	}
 	// Naming set A has no /menus/active (nor has its document).
-	e.unlisted = true
+	e.Unchecked = true
 	e.errorOf(http.StatusNotFound, http.MethodPut, menus(helsinki)+"/active", helsinki, setBody(65, menuMain, 3, 4, "expectedCurrentPosMenuId", empty))
-	e.unlisted = false
+	e.Unchecked = false
 	// A restaurant with no selection yet: null is the current menu.
 	if d := e.must(http.StatusOK, http.MethodPut, menus(other)+"/online", other, setBody(66, otherMenu, 1, 1, "expectedCurrentOnlineMenuId", nil)); d["previousOnlineMenuId"] != nil {
 		t.Fatalf("first online %v", d)
+	}
+}
+
+// TestKeyInUpperCaseIsTheSameKey: a UUID key spelled in upper case is the
+// same key: the repeat replays the menu instead of creating a second one.
+func TestKeyInUpperCaseIsTheSameKey(t *testing.T) {
+	t.Parallel()
+	e := fixtureEnv(newEnv(t))
+	before := e.count("menus")
+	upper := "6E000000-0000-4000-8000-0000000000AB"
+	first := e.must(http.StatusCreated, http.MethodPost, menus(helsinki), helsinki, map[string]any{"name": "Winter", "idempotencyKey": upper})
+	again := e.must(http.StatusCreated, http.MethodPost, menus(helsinki), helsinki, map[string]any{"name": "Winter", "idempotencyKey": strings.ToLower(upper)})
+	if again["replayed"] != true || again["actionId"] != first["actionId"] || e.count("menus") != before+1 {
+		t.Fatalf("lower-case repeat of an upper-case key: %v (menus %d → %d)", again, before, e.count("menus"))
+	}
+}
+
+// TestTextThatIsNotUTF8WithoutNULIsRefused: a NUL or invalid UTF-8 in a
+// menu name, an item name or description is a 400 naming the field (a NUL
+// reached Postgres and answered 500; invalid UTF-8 was stored as U+FFFD).
+func TestTextThatIsNotUTF8WithoutNULIsRefused(t *testing.T) {
+	t.Parallel()
+	e := fixtureEnv(newEnv(t))
+	before := e.count("menus")
+	for _, bad := range []string{`\u0000`, "\xff", `\ud800`} {
+		body := `{"name":"Winter` + bad + `","idempotencyKey":"` + key(40) + `"}`
+		if msg := e.errorOf(http.StatusBadRequest, http.MethodPost, menus(helsinki), helsinki, body); !strings.Contains(msg, "name is not valid text") {
+			t.Errorf("%q: %s", bad, msg)
+		}
+	}
+	if n := e.count("menus"); n != before {
+		t.Fatalf("%d menus written", n-before)
+	}
+}
+
+// TestErrorsNameTheFieldAsWritten: a wrong type names the JSON path of the
+// body and what it must be, never a Go name (writeCommon, setMenuFields).
+func TestErrorsNameTheFieldAsWritten(t *testing.T) {
+	t.Parallel()
+	e := fixtureEnv(newEnv(t))
+	version := e.must(http.StatusOK, http.MethodGet, itemPath(helsinki, menuDraft, itemSpecial), helsinki, nil)["version"].(string)
+	for _, tc := range []struct{ method, path, body, want string }{
+		{http.MethodPost, menus(helsinki), `{"name":"X","idempotencyKey":"` + key(60) + `","confirmed":"yes"}`, "confirmed must be true or false."},
+		{http.MethodPost, menus(helsinki), `{"name":7,"idempotencyKey":"` + key(60) + `"}`, "name must be a string."},
+		{http.MethodPut, menus(helsinki) + "/pos", `{"menuId":"` + menuDraft + `","expectedCategoryCount":"1","expectedItemCount":1,"expectedCurrentPosMenuId":"` + menuMain + `","idempotencyKey":"` + key(61) + `","confirmed":true}`, "expectedCategoryCount must be an integer."},
+		{http.MethodPatch, itemPath(helsinki, menuDraft, itemSpecial), `{"expectedVersion":"` + version + `","changes":{"basePriceMinor":"12"},"idempotencyKey":"` + key(62) + `","confirmed":true}`, "changes.basePriceMinor must be an integer."},
+	} {
+		msg := e.errorOf(http.StatusBadRequest, tc.method, tc.path, helsinki, tc.body)
+		if msg != "invalid_request: "+tc.want {
+			t.Errorf("%s: %q, want %q", tc.body, msg, tc.want)
+		}
 	}
 }

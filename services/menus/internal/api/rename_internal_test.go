@@ -10,6 +10,7 @@ import (
 // the same document as decoding, renaming and encoding, byte for byte in
 // key order.
 func TestRenameKeys(t *testing.T) {
+	t.Parallel()
 	for _, doc := range []string{
 		`{"menuId":"menuId","menus":[{"menuId":"a","isPosMenu":true,"n":1.50,"x":null},{}],"e":[],"o":{},"s":"<\u00e9>","catalogItemIds":["categoryId"]}`,
 		`[{"basePriceMinor":1},[{"categoryId":[[]]}],-3e2,false]`,

@@ -1,26 +1,20 @@
 package api_test
 
 import (
-	"bytes"
-	"context"
-	"encoding/base64"
-	"encoding/json"
-	"io"
 	"net/http"
-	"net/http/httptest"
-	"net/url"
-	"strings"
 	"testing"
 
 	"github.com/gofiber/fiber/v2"
-	"partnerapi.dev/pkg/apispec"
 	"partnerapi.dev/pkg/config"
 	"partnerapi.dev/pkg/database"
 	"partnerapi.dev/pkg/internalctx"
+	"partnerapi.dev/pkg/service"
+	"partnerapi.dev/pkg/servicetest"
 	"partnerapi.dev/pkg/testenv"
 	"partnerapi.dev/services/contracts"
 	"partnerapi.dev/services/menus/internal/api"
-	"partnerapi.dev/services/menus/internal/store"
+	menusconfig "partnerapi.dev/services/menus/internal/config"
+	"partnerapi.dev/services/menus/internal/server"
 	"partnerapi.dev/services/menus/migrations"
 )
 
@@ -44,15 +38,11 @@ var (
 )
 
 type env struct {
+	*servicetest.Client
 	t      testing.TB
 	app    *fiber.App
-	keys   *internalctx.Keyring
 	db     *database.DB
 	naming string
-	scopes []string
-	client string
-	// unlisted: the path is not in the document (a 404 is expected).
-	unlisted bool
 }
 
 func newEnv(t testing.TB) *env { return newEnvNaming(t, api.NamingA) }
@@ -60,18 +50,13 @@ func newEnv(t testing.TB) *env { return newEnvNaming(t, api.NamingA) }
 func newEnvNaming(t testing.TB, naming string) *env {
 	t.Helper()
 	u := testenv.NewDatabase(t, "menus", database.MigrateURL("menus", migrations.FS, migrations.Go()...))
-	ctx := context.Background()
-	db, err := database.Open(ctx, database.Config{URL: config.Secret(u)}, "menus")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = db.Close(ctx) })
-	keys, err := internalctx.ParseKeys("k1:" + base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{7}, 32)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := &api.Handlers{Repo: &store.Store{DB: db.Gorm}, Keys: keys, IngestToken: token, NamingSet: naming}
-	return &env{t: t, app: h.App(nil), keys: keys, db: db, naming: naming, scopes: allScopes, client: "client-1"}
+	db, _ := servicetest.Open(t, database.Config{URL: config.Secret(u)}, "menus")
+	var sc menusconfig.Serve
+	srv := servicetest.Serve(t, &sc, map[string]string{"DATABASE_URL": u, "INGEST_TOKEN": token, "MENU_NAMING_SET": naming},
+		service.Process{DB: db}, server.Build)
+	c := servicetest.NewClient(t, srv.Public, sc.Keys(), allScopes...)
+	c.Tenants, c.NamingB = tenants, naming == api.NamingB
+	return &env{Client: c, t: t, app: srv.Public, db: db, naming: naming}
 }
 
 // do sends a request with the gateway's context for tenant ("" sends none)
@@ -79,99 +64,67 @@ func newEnvNaming(t testing.TB, naming string) *env {
 // env's naming set.
 func (e *env) do(method, path, tenant string, body any) (int, []byte) {
 	e.t.Helper()
-	var rd io.Reader
-	switch b := body.(type) {
-	case nil:
-	case string:
-		rd = strings.NewReader(b)
-	default:
-		raw, err := json.Marshal(b)
-		if err != nil {
-			e.t.Fatal(err)
-		}
-		rd = bytes.NewReader(raw)
-	}
-	req := httptest.NewRequest(method, path, rd)
-	if rd != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if tenant != "" {
-		ten := tenants[tenant]
-		req.Header.Set(internalctx.Header, e.keys.Sign(internalctx.Context{ClientID: e.client, UserID: "u", GrantID: "g",
-			Scopes: e.scopes, Tenant: &ten, RequestID: "req-1"}))
-	}
-	resp, err := e.app.Test(req, 30_000)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	if strings.HasPrefix(path, "/v1/") && !e.unlisted {
-		u, _ := url.Parse(path)
-		h := resp.Header.Clone()
-		h.Set("RateLimit-Policy", `"partner";q=60;w=60`)
-		if e.naming == api.NamingB {
-			apispec.ValidateResponseSetB(e.t, method, u.Path, u.Query(), resp.StatusCode, h, raw)
-		} else {
-			apispec.ValidateResponse(e.t, method, u.Path, u.Query(), resp.StatusCode, h, raw)
-		}
-	}
-	return resp.StatusCode, raw
+	return e.Do(method, path, tenant, body, nil)
 }
 
-// call is do decoding the answer as an object.
-func (e *env) call(method, path, tenant string, body any) (int, map[string]any) {
-	e.t.Helper()
-	status, raw := e.do(method, path, tenant, body)
-	var m map[string]any
-	if err := json.Unmarshal(raw, &m); err != nil {
-		e.t.Fatalf("%s %s: %d %s", method, path, status, raw)
-	}
-	return status, m
-}
-
-// must is call expecting status, returning data.
+// must is a call expecting status, returning data.
 func (e *env) must(want int, method, path, tenant string, body any) map[string]any {
 	e.t.Helper()
-	status, m := e.call(method, path, tenant, body)
-	if status != want {
-		e.t.Fatalf("%s %s: %d, want %d: %v", method, path, status, want, m)
-	}
-	data, _ := m["data"].(map[string]any)
-	return data
+	return servicetest.Must[map[string]any](e.Client, want, method, path, tenant, body)
 }
 
 // errorOf expects an error answer and returns its code and message.
 func (e *env) errorOf(want int, method, path, tenant string, body any) string {
 	e.t.Helper()
-	status, m := e.call(method, path, tenant, body)
-	if status != want {
-		e.t.Fatalf("%s %s: %d, want %d: %v", method, path, status, want, m)
-	}
-	msg, _ := m["message"].(string)
-	return m["error"].(string) + ": " + msg
+	return servicetest.Refused(e.Client, want, method, path, tenant, body)
 }
 
 func (e *env) ingest(snaps ...contracts.MenuCatalog) {
 	e.t.Helper()
-	var b strings.Builder
-	for _, s := range snaps {
-		raw, _ := json.Marshal(s)
-		b.Write(raw)
-		b.WriteByte('\n')
-	}
-	req := httptest.NewRequest(http.MethodPost, contracts.MenusIngestPath, strings.NewReader(b.String()))
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Content-Type", "application/x-ndjson")
-	resp, err := e.app.Test(req, 30_000)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		raw, _ := io.ReadAll(resp.Body)
-		e.t.Fatalf("ingest: %d %s", resp.StatusCode, raw)
+	if status, raw := e.Ingest(contracts.MenusIngestPath, token, servicetest.NDJSON(e.t, snaps...)); status != http.StatusOK {
+		e.t.Fatalf("ingest: %d %s", status, raw)
 	}
 }
 
 func str(s string) *string { return &s }
+
+// val is *p, "" for nil.
+func val(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
+
+// menuWrite is the data of a menu write's answer (create, add items, set
+// POS or online), as tests read it.
+type menuWrite struct {
+	ActionID             string                `json:"actionId"`
+	Replayed             bool                  `json:"replayed"`
+	Menu                 contracts.MenuSummary `json:"menu"`
+	PreviousPosMenuID    *string               `json:"previousPosMenuId"`
+	PreviousOnlineMenuID *string               `json:"previousOnlineMenuId"`
+	AddedCatalogItemIDs  []string              `json:"addedCatalogItemIds"`
+}
+
+// menuList is the data of the menu list.
+type menuList struct {
+	Menus        []contracts.MenuSummary `json:"menus"`
+	PosMenuID    *string                 `json:"posMenuId"`
+	OnlineMenuID *string                 `json:"onlineMenuId"`
+}
+
+// write is a menu write expecting status want, decoded.
+func (e *env) write(want int, method, path string, body any) menuWrite {
+	e.t.Helper()
+	return servicetest.Must[menuWrite](e.Client, want, method, path, helsinki, body)
+}
+
+// listMenus reads the restaurant's menus.
+func (e *env) listMenus(restaurant string) menuList {
+	e.t.Helper()
+	return servicetest.Must[menuList](e.Client, http.StatusOK, http.MethodGet, menus(restaurant), restaurant, nil)
+}
+
+// use makes t the test e reports to (a subtest's, a fuzz target's).
+func (e *env) use(t testing.TB) { e.t = t; e.Use(t) }

@@ -6,33 +6,29 @@ import (
 	"errors"
 
 	"partnerapi.dev/pkg/config"
-	"partnerapi.dev/pkg/database"
-	"partnerapi.dev/pkg/internalctx"
+	"partnerapi.dev/pkg/service"
 	"partnerapi.dev/services/contracts/eventsclient"
 )
 
-// Database is what migrate and import need.
-type Database struct {
-	Database database.Config
-}
-
-// Serve is what serve needs.
+// Serve is what serve needs (migrate and import need DATABASE_URL only).
 type Serve struct {
-	HTTPAddr            string `env:"HTTP_ADDR, default=127.0.0.1:8085"`
-	InternalHTTPAddr    string `env:"INTERNAL_HTTP_ADDR, default=127.0.0.1:9085"`
-	Database            database.Config
-	InternalContextKeys config.Secret `env:"INTERNAL_CONTEXT_KEYS, required"`
-	IngestToken         config.Secret `env:"INGEST_TOKEN, required"`
-	Events              eventsclient.Config
+	HTTPAddr         string `env:"HTTP_ADDR, default=127.0.0.1:8085"`
+	InternalHTTPAddr string `env:"INTERNAL_HTTP_ADDR, default=127.0.0.1:9085"`
+	service.Config
+	IngestToken config.Secret `env:"INGEST_TOKEN, required"`
+	Events      eventsclient.Config
 	// MenuNamingSet is the contract's naming set the deployment serves
 	// (A or B); it must match the gateway's.
 	MenuNamingSet string `env:"MENU_NAMING_SET, default=A"`
 }
 
+// Addrs are the public and internal listen addresses.
+func (c *Serve) Addrs() (string, string) { return c.HTTPAddr, c.InternalHTTPAddr }
+
 // Validate checks the secrets' shapes and the naming set.
 func (c *Serve) Validate() error {
-	if _, err := internalctx.ParseKeys(c.InternalContextKeys.Reveal()); err != nil {
-		return errors.New("INTERNAL_CONTEXT_KEYS: " + err.Error())
+	if err := c.Config.Validate(); err != nil {
+		return err
 	}
 	if len(c.IngestToken.Reveal()) < 16 {
 		return errors.New("INGEST_TOKEN must be at least 16 characters")

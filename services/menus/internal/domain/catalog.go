@@ -2,7 +2,6 @@ package domain
 
 import (
 	"fmt"
-	"net/http"
 	"unicode/utf8"
 
 	"github.com/google/uuid"
@@ -278,18 +277,18 @@ func CheckBatch(b contracts.CatalogBatch) error {
 
 // ApplyBatch writes a checked batch in tx: the new draft or the locked
 // existing draft at the expected revision, then every entity, placed on the
-// menu. It answers 201 for a new draft, 200 for an existing one.
-func ApplyBatch(tx Tx, restaurantID string, b contracts.CatalogBatch) (int, contracts.CatalogBatchResult, error) {
+// menu. Its outcome is Created for a new draft, Changed for an existing one.
+func ApplyBatch(tx Tx, restaurantID string, b contracts.CatalogBatch) (Outcome, contracts.CatalogBatchResult, error) {
 	d := b.Document
 	rows := CatalogRows{RestaurantID: restaurantID}
-	status := http.StatusOK
+	outcome := Changed
 	created := contracts.CatalogCounts{Menus: 1}
 	if b.Target.Mode == contracts.CatalogTargetNewDraft {
 		rows.MenuID = NewID()
 		if err := tx.CreateMenu(restaurantID, rows.MenuID, d.Menu.Name); err != nil {
 			return 0, contracts.CatalogBatchResult{}, err
 		}
-		status = http.StatusCreated
+		outcome = Created
 		created.NewMenus = 1
 	} else {
 		m, err := tx.LockMenu(restaurantID, *b.Target.MenuID)
@@ -395,13 +394,13 @@ func ApplyBatch(tx Tx, restaurantID string, b contracts.CatalogBatch) (int, cont
 	created.Combos = len(rows.Combos)
 	created.ComboComponents = len(rows.ComboComponents)
 	event := contracts.EventMenuUpdated
-	if status == http.StatusCreated {
+	if outcome == Created {
 		event = contracts.EventMenuCreated
 	}
 	if err := recordMenu(tx, restaurantID, event, MenuEvent{Menu: Summary(m)}); err != nil {
 		return 0, contracts.CatalogBatchResult{}, err
 	}
-	return status, contracts.CatalogBatchResult{Menu: Summary(m), Revision: m.RevisionString(), Created: created, IDs: ids}, nil
+	return outcome, contracts.CatalogBatchResult{Menu: Summary(m), Revision: m.RevisionString(), Created: created, IDs: ids}, nil
 }
 
 // Summary is a menu as the catalog contracts show it.

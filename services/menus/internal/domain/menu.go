@@ -140,16 +140,26 @@ type WriteKey struct {
 	Body  any
 }
 
+// Outcome is what a write did: changed what was there, or created
+// something new. Its values are the ones stored with idempotency keys.
+type Outcome int
+
+// The outcomes of a write.
+const (
+	Changed Outcome = 200
+	Created Outcome = 201
+)
+
 // Answer is what a write answers, stored with its key.
 type Answer struct {
-	Status   int
+	Outcome  Outcome
 	Data     json.RawMessage
 	Replayed bool
 }
 
-// WriteFunc performs one write in tx and returns the status and data to
-// answer (and to store with the key).
-type WriteFunc func(tx Tx) (status int, data any, err error)
+// WriteFunc performs one write in tx and returns its outcome and the data
+// to answer (and to store with the key).
+type WriteFunc func(tx Tx) (Outcome, any, error)
 
 // Repository is the menus service's storage.
 type Repository interface {

@@ -81,9 +81,9 @@ func (a AddItems) Check() error {
 		return invalid(fmt.Sprintf("Give 1 to %d item ids.", MaxAddItems))
 	}
 	seen := map[string]bool{}
-	for _, id := range a.ItemIDs {
+	for i, id := range a.ItemIDs {
 		if !IsUUID(id) {
-			return invalid(fmt.Sprintf("Item id %q is not a uuid.", id))
+			return invalid(fmt.Sprintf("catalogItemIds[%d] must be a uuid.", i))
 		}
 		if seen[id] {
 			return invalid(fmt.Sprintf("Item id %s is given twice; give each item once.", id))

@@ -41,19 +41,39 @@ func (v menuView) domain() domain.Menu {
 		CategoryCount: v.CategoryCount, ItemCount: v.ItemCount, Revision: v.Revision}
 }
 
+// readMenu reads one menu; with lock it first takes the menu's row lock,
+// which every write that changes the menu, its entries or its publication
+// holds until it commits. The state is read by a statement of its own after
+// the lock is granted: under READ COMMITTED a statement sees what had
+// committed when it started, so a locking read that waited for a publish or
+// an added item would still show the joined selection and the counted
+// entries as they were before it (only the locked row itself is re-read).
 func readMenu(db *gorm.DB, restaurantID, menuID string, lock bool) (domain.Menu, error) {
-	q := menuSelect + ` AND m.id = ?`
 	if lock {
-		q += ` FOR UPDATE OF m`
+		if err := lockRow(db, `SELECT id FROM menus WHERE restaurant_id = ? AND id = ? FOR UPDATE`, restaurantID, menuID); err != nil {
+			return domain.Menu{}, err
+		}
 	}
 	var rows []menuView
-	if err := db.Raw(q, restaurantID, menuID).Scan(&rows).Error; err != nil {
+	if err := db.Raw(menuSelect+` AND m.id = ?`, restaurantID, menuID).Scan(&rows).Error; err != nil {
 		return domain.Menu{}, err
 	}
 	if len(rows) == 0 {
 		return domain.Menu{}, domain.ErrNotFound
 	}
 	return rows[0].domain(), nil
+}
+
+// lockRow runs a locking query for one row: ErrNotFound when there is none.
+func lockRow(db *gorm.DB, query string, args ...any) error {
+	var ids []string
+	if err := db.Raw(query, args...).Scan(&ids).Error; err != nil {
+		return err
+	}
+	if len(ids) == 0 {
+		return domain.ErrNotFound
+	}
+	return nil
 }
 
 // Menus lists the restaurant's menus by name, then id, with its selection.
@@ -148,13 +168,19 @@ const draftItemSelect = `SELECT i.id, mi.category_id, i.name, i.base_price_minor
   FROM menu_items mi JOIN items i ON i.id = mi.item_id
  WHERE mi.restaurant_id = ? AND mi.menu_id = ? AND mi.item_id = ?`
 
+// readDraftItem reads one item of a menu with the count of the other menus
+// showing it; with lock it first takes the item's row lock (which an entry
+// added to another menu waits for through its foreign key) and then reads,
+// for the reason readMenu gives.
 func readDraftItem(db *gorm.DB, restaurantID, menuID, itemID string, lock bool) (domain.DraftItem, int, error) {
-	q := draftItemSelect
 	if lock {
-		q += ` FOR UPDATE OF i`
+		if err := lockRow(db, `SELECT i.id FROM menu_items mi JOIN items i ON i.id = mi.item_id
+ WHERE mi.restaurant_id = ? AND mi.menu_id = ? AND mi.item_id = ? FOR UPDATE OF i`, restaurantID, menuID, itemID); err != nil {
+			return domain.DraftItem{}, 0, err
+		}
 	}
 	var rows []draftItemView
-	if err := db.Raw(q, restaurantID, menuID, itemID).Scan(&rows).Error; err != nil {
+	if err := db.Raw(draftItemSelect, restaurantID, menuID, itemID).Scan(&rows).Error; err != nil {
 		return domain.DraftItem{}, 0, err
 	}
 	if len(rows) == 0 {
@@ -199,11 +225,14 @@ func (s *Store) CatalogTarget(ctx context.Context, restaurantID, menuID string) 
 // Write runs fn and records its answer under the key, in one transaction.
 func (s *Store) Write(ctx context.Context, key domain.WriteKey, fn domain.WriteFunc) (domain.Answer, error) {
 	res, err := idempotency.Run(ctx, s.DB, idempotency.Request{Scope: key.Scope, Key: key.Key, Body: key.Body},
-		func(tx *gorm.DB) (int, any, error) { return fn(&txStore{db: tx}) })
+		func(tx *gorm.DB) (int, any, error) {
+			outcome, data, err := fn(&txStore{db: tx})
+			return int(outcome), data, err
+		})
 	if errors.Is(err, idempotency.ErrKeyReused) {
 		return domain.Answer{}, domain.ErrKeyReused
 	}
-	return domain.Answer{Status: res.Status, Data: res.Data, Replayed: res.Replayed}, err
+	return domain.Answer{Outcome: domain.Outcome(res.Status), Data: res.Data, Replayed: res.Replayed}, err
 }
 
 // txStore is the repository inside one write's transaction.

@@ -12,93 +12,42 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"runtime/debug"
 	"runtime/pprof"
 	"time"
 
-	"partnerapi.dev/pkg/config"
-	"partnerapi.dev/pkg/cursor"
+	"github.com/pressly/goose/v3"
+	pkgconfig "partnerapi.dev/pkg/config"
 	"partnerapi.dev/pkg/database"
-	"partnerapi.dev/pkg/httpx"
-	"partnerapi.dev/pkg/internalctx"
-	"partnerapi.dev/pkg/lifecycle"
-	"partnerapi.dev/pkg/telemetry"
-	"partnerapi.dev/services/contracts/eventsclient"
+	"partnerapi.dev/pkg/service"
 	"partnerapi.dev/services/orders/internal/api"
-	ordersconfig "partnerapi.dev/services/orders/internal/config"
+	"partnerapi.dev/services/orders/internal/config"
 	"partnerapi.dev/services/orders/internal/domain"
+	"partnerapi.dev/services/orders/internal/server"
 	"partnerapi.dev/services/orders/internal/store"
 	"partnerapi.dev/services/orders/migrations"
 )
 
-func main() { lifecycle.Main(run) }
-
-func run(ctx context.Context, args []string) error {
-	cmd := "serve"
-	if len(args) > 0 {
-		cmd, args = args[0], args[1:]
-	}
-	switch cmd {
-	case "serve":
-		return serve(ctx)
-	case "migrate":
-		return migrate(ctx)
-	case "import":
-		return importOrders(ctx, args)
-	}
-	return fmt.Errorf("unknown command %q: use serve, migrate or import", cmd)
+var spec = service.Spec[*config.Serve]{
+	Name: "orders", Migrations: migrations.FS, GoMigrations: goMigrations, Reads: true,
+	Build:    server.Build,
+	Commands: map[string]service.Command{"import": importOrders},
 }
 
-func serve(ctx context.Context) error {
-	var cfg ordersconfig.Serve
-	if err := config.Load(ctx, &cfg); err != nil {
-		return err
-	}
-	keys, _ := internalctx.ParseKeys(cfg.InternalContextKeys.Reveal())
-	cursorKey, _ := cfg.CursorKeyBytes()
-	tel, err := telemetry.Setup(ctx, "orders", telemetry.Options{})
-	if err != nil {
-		return err
-	}
-	db, err := database.Open(ctx, cfg.Database, "orders")
-	if err != nil {
-		return err
-	}
-	relay := eventsclient.StartRelay(ctx, db.Gorm, cfg.Events, "orders")
-	h := &api.Handlers{Repo: &store.Store{DB: db.SQL, EventData: api.OrderEventData}, Cursors: cursor.New(cursorKey), Keys: keys, IngestToken: cfg.IngestToken.Reveal()}
-	ready := []httpx.Check{{Name: "database", Fn: db.Ping}}
-	return lifecycle.Serve(ctx, []lifecycle.Listener{{App: h.App(ready), Addr: cfg.HTTPAddr}, {App: api.Internal(ready, tel.Handler()), Addr: cfg.InternalHTTPAddr}},
-		relay,
-		lifecycle.Closer{Name: "database", Fn: db.Close},
-		lifecycle.Closer{Name: "telemetry", Fn: tel.Shutdown})
-}
+func main() { service.Main(spec) }
 
-func openDatabase(ctx context.Context) (*database.DB, error) {
-	var cfg ordersconfig.Database
-	if err := config.Load(ctx, &cfg); err != nil {
+// goMigrations are the schema's Go steps with ORDERS_PARTITIONS applied.
+func goMigrations(ctx context.Context) ([]*goose.Migration, error) {
+	var cfg config.Migrate
+	if err := pkgconfig.Load(ctx, &cfg); err != nil {
 		return nil, err
 	}
-	return database.Open(ctx, cfg.Database, "orders")
+	return migrations.Go(cfg.Partitions), nil
 }
 
-func migrate(ctx context.Context) error {
-	db, err := openDatabase(ctx)
-	if err != nil {
-		return err
-	}
-	defer db.Close(ctx)
-	res, err := db.Migrate(ctx, migrations.FS, migrations.Go()...)
-	if err != nil {
-		return err
-	}
-	slog.Info("orders schema migrated", "applied", len(res))
-	return nil
-}
-
-func importOrders(ctx context.Context, args []string) error {
+func importOrders(ctx context.Context, args []string, open func(context.Context) (*database.DB, error)) error {
 	// A bulk load's statements may run for minutes: no per-statement bound.
 	ctx = database.Unbounded(ctx)
 	fs := flag.NewFlagSet("import", flag.ContinueOnError)
@@ -125,23 +74,16 @@ func importOrders(ctx context.Context, args []string) error {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	var in io.Reader = os.Stdin
-	if *file != "" && *file != "-" {
-		f, err := os.Open(*file)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		in = f
+	in, err := service.Input(*file)
+	if err != nil {
+		return err
 	}
-	db, err := openDatabase(ctx)
+	defer in.Close()
+	db, err := open(ctx)
 	if err != nil {
 		return err
 	}
 	defer db.Close(ctx)
-	if _, err := db.Migrate(ctx, migrations.FS, migrations.Go()...); err != nil {
-		return err
-	}
 	start := time.Now()
 	last := start
 	progress := func(stored int) {

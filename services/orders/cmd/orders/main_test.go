@@ -10,7 +10,9 @@ import (
 	"testing"
 
 	_ "github.com/jackc/pgx/v5/stdlib"
+	"partnerapi.dev/pkg/service"
 	"partnerapi.dev/pkg/testenv"
+	"partnerapi.dev/services/orders/migrations"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -36,13 +38,13 @@ func TestImportCommand(t *testing.T) {
 		return p
 	}
 	ctx := context.Background()
-	if err := run(ctx, []string{"import", "--batch", "2", "--file", write("a.ndjson", line("a", "paid"), line("b", "paid"), line("c", "paid"))}); err != nil {
+	if err := service.Run(ctx, spec, []string{"import", "--batch", "2", "--file", write("a.ndjson", line("a", "paid"), line("b", "paid"), line("c", "paid"))}); err != nil {
 		t.Fatal(err)
 	}
-	if err := run(ctx, []string{"import", "--file", write("b.ndjson", line("a", "refunded"), line("d", "paid"))}); err != nil {
+	if err := service.Run(ctx, spec, []string{"import", "--file", write("b.ndjson", line("a", "refunded"), line("d", "paid"))}); err != nil {
 		t.Fatal(err)
 	}
-	err := run(ctx, []string{"import", "--file", write("c.ndjson", line("e", "paid"), line("f", "lost"))})
+	err := service.Run(ctx, spec, []string{"import", "--file", write("c.ndjson", line("e", "paid"), line("f", "lost"))})
 	if err == nil || !strings.Contains(err.Error(), "line 2") {
 		t.Fatalf("want the bad line named, got %v", err)
 	}
@@ -60,7 +62,7 @@ func TestImportCommand(t *testing.T) {
 	}
 	// The initial load recorded nothing, the replacing import one event per
 	// changed order, the failed one nothing; --no-events records nothing.
-	if err := run(ctx, []string{"import", "--no-events", "--file", write("d.ndjson", line("g", "paid"), line("a", "paid"))}); err != nil {
+	if err := service.Run(ctx, spec, []string{"import", "--no-events", "--file", write("d.ndjson", line("g", "paid"), line("a", "paid"))}); err != nil {
 		t.Fatal(err)
 	}
 	var events string
@@ -70,7 +72,7 @@ func TestImportCommand(t *testing.T) {
 	if events != "order.updated:a order.created:d" {
 		t.Fatalf("recorded events %q", events)
 	}
-	if err := run(ctx, []string{"nonsense"}); err == nil {
+	if err := service.Run(ctx, spec, []string{"nonsense"}); err == nil {
 		t.Fatal("unknown command accepted")
 	}
 }
@@ -85,7 +87,7 @@ func TestImportIntoEmptySchemaIsAllOrNothing(t *testing.T) {
 	if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	err := run(context.Background(), []string{"import", "--batch", "2", "--file", p})
+	err := service.Run(context.Background(), spec, []string{"import", "--batch", "2", "--file", p})
 	if err == nil || !strings.Contains(err.Error(), "line 4") || !strings.Contains(err.Error(), "nothing was stored") {
 		t.Fatalf("want line 4 named and nothing stored, got %v", err)
 	}
@@ -94,12 +96,16 @@ func TestImportIntoEmptySchemaIsAllOrNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	var n, indexes int
-	if err := db.QueryRow(`SELECT (SELECT count(*) FROM orders.orders), (SELECT count(*) FROM pg_indexes WHERE schemaname = 'orders')`).Scan(&n, &indexes); err != nil {
+	var n, indexes, partitionIndexes int
+	if err := db.QueryRow(`SELECT (SELECT count(*) FROM orders.orders),
+		count(*) FILTER (WHERE NOT c.relispartition), count(*) FILTER (WHERE c.relispartition)
+		FROM pg_index i JOIN pg_class c ON c.oid = i.indrelid WHERE c.relnamespace = 'orders'::regnamespace`).Scan(&n, &indexes, &partitionIndexes); err != nil {
 		t.Fatal(err)
 	}
-	if n != 0 || indexes != 19 { // 17 of orders, 2 of the outbox
-		t.Fatalf("%d orders and %d indexes after a failed import; want 0 and 19", n, indexes)
+	// 16 of the order tables (each partition has its own copy of them), the
+	// migrations' table, 2 of the outbox.
+	if n != 0 || indexes != 19 || partitionIndexes != 16*migrations.DefaultPartitions {
+		t.Fatalf("%d orders, %d indexes and %d of partitions after a failed import; want 0, 19 and %d", n, indexes, partitionIndexes, 16*migrations.DefaultPartitions)
 	}
 }
 
@@ -134,7 +140,7 @@ func TestImportAppliesTheRecordRules(t *testing.T) {
 			if err := os.WriteFile(p, []byte(strings.Join([]string{line("a", "paid"), line("b", "paid"), c.line, line("c", "paid")}, "\n")), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			err := run(ctx, []string{"import", "--batch", "2", "--file", p})
+			err := service.Run(ctx, spec, []string{"import", "--batch", "2", "--file", p})
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("want %q, got %v", c.want, err)
 			}
@@ -149,7 +155,7 @@ func TestImportAppliesTheRecordRules(t *testing.T) {
 			if err := os.WriteFile(p, []byte(line("z", "paid")), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			if err := run(ctx, []string{"import", "--file", p}); err != nil {
+			if err := service.Run(ctx, spec, []string{"import", "--file", p}); err != nil {
 				t.Fatal(err)
 			}
 		}

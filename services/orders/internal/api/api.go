@@ -6,11 +6,9 @@ package api
 
 import (
 	"bytes"
-	"crypto/subtle"
 	"errors"
 	"net/http"
 	"net/url"
-	"strings"
 	"sync"
 	"time"
 
@@ -65,10 +63,9 @@ type tenant struct {
 
 // tenantOf checks that the gateway authorized the restaurant in the path.
 func (h *Handlers) tenantOf(c *fiber.Ctx) (tenant, error) {
-	ic := internalctx.From(c)
-	id := strings.ToLower(c.Params("restaurantId"))
-	if ic.Tenant == nil || strings.ToLower(ic.Tenant.ID) != id {
-		return tenant{}, httpx.NotFound()
+	ic, id, err := internalctx.PathTenant(c)
+	if err != nil {
+		return tenant{}, err
 	}
 	loc, err := h.location(ic.Tenant.TimeZone)
 	if err != nil {
@@ -103,7 +100,7 @@ func (h *Handlers) search(c *fiber.Ctx) error {
 	if err != nil {
 		return httpx.BadRequest("The query string is malformed.")
 	}
-	req, err := domain.ParseSearch(q, t.id, t.loc, t.dayStartHour)
+	req, err := ParseSearch(q, t.id, t.loc, t.dayStartHour)
 	if err != nil {
 		return err
 	}
@@ -137,7 +134,7 @@ func (h *Handlers) search(c *fiber.Ctx) error {
 		out.NextCursor = &next
 		out.Truncated = true
 	}
-	return c.JSON(fiber.Map{"data": out})
+	return httpx.Data(c, out)
 }
 
 func (h *Handlers) details(c *fiber.Ctx) error {
@@ -156,16 +153,14 @@ func (h *Handlers) details(c *fiber.Ctx) error {
 	if err != nil {
 		return httpx.BadRequest("The query string is malformed.")
 	}
-	for k := range q {
-		if k != "organization_id" {
-			return httpx.BadRequest("Query parameter %q is not supported by order details.", k)
-		}
+	if k, _ := httpx.AllowQuery(q, false, "organization_id"); k != "" {
+		return httpx.BadRequest("Query parameter %q is not supported by order details.", k)
 	}
 	o, err := h.Repo.Get(c.UserContext(), t.id, orderID)
 	if err != nil {
 		return err
 	}
-	return c.JSON(fiber.Map{"data": detailsResponse{RestaurantID: t.id, Currency: o.Currency, Order: details(o)}})
+	return httpx.Data(c, detailsResponse{RestaurantID: t.id, Currency: o.Currency, Order: details(o)})
 }
 
 type ingestResult struct {
@@ -173,10 +168,8 @@ type ingestResult struct {
 }
 
 func (h *Handlers) ingest(c *fiber.Ctx) error {
-	auth := c.Get(fiber.HeaderAuthorization)
-	token, ok := strings.CutPrefix(auth, "Bearer ")
-	if !ok || h.IngestToken == "" || subtle.ConstantTimeCompare([]byte(token), []byte(h.IngestToken)) != 1 {
-		return &httpx.Error{Status: http.StatusUnauthorized, Code: httpx.CodeInvalidToken, Description: "Send the ingestion token as a bearer token."}
+	if err := httpx.RequireBearer(c, h.IngestToken, "ingestion token"); err != nil {
+		return err
 	}
 	body := c.Body()
 	if len(bytes.TrimSpace(body)) == 0 {
@@ -188,5 +181,5 @@ func (h *Handlers) ingest(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(fiber.Map{"data": ingestResult{Stored: n}})
+	return httpx.Data(c, ingestResult{Stored: n})
 }

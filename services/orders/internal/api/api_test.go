@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"partnerapi.dev/pkg/servicetest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -37,6 +39,7 @@ func fixture(e *env) {
 }
 
 func TestSearchFilters(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	fixture(e)
 	const dates = "start_date=2026-03-10&end_date=2026-03-12"
@@ -80,11 +83,7 @@ func TestSearchFilters(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.query, func(t *testing.T) {
-			status, body := e.get(base+"?"+c.query, helsinki)
-			if status != http.StatusOK {
-				t.Fatalf("status %d: %v", status, body)
-			}
-			if got := ids(t, body); !slices.Equal(got, c.want) {
+			if got := e.page(base+"?"+c.query, helsinki).ids(); !slices.Equal(got, c.want) {
 				t.Fatalf("got %v, want %v", got, c.want)
 			}
 		})
@@ -92,35 +91,28 @@ func TestSearchFilters(t *testing.T) {
 }
 
 func TestSearchScopeAndPeriod(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	fixture(e)
-	_, body := e.get(base, helsinki)
-	data := body["data"].(map[string]any)
-	if data["searchScope"] != "all_history" || data["period"] != nil || data["currency"] != "EUR" || data["restaurantId"] != helsinki {
-		t.Fatalf("all history page: %v", data)
+	a := e.search(base, helsinki)
+	if d := a.Data; d.SearchScope != "all_history" || d.Period != nil || d.Currency != "EUR" || d.RestaurantID != helsinki {
+		t.Fatalf("all history page: %s", a.Raw)
 	}
-	_, body = e.get(base+"?order_id=o1", helsinki)
-	if s := body["data"].(map[string]any)["searchScope"]; s != "all_history" {
-		t.Fatalf("order_id alone searches all history, got %v", s)
+	if a := e.search(base+"?order_id=o1", helsinki); a.Data.SearchScope != "all_history" {
+		t.Fatalf("order_id alone searches all history, got %s", a.Raw)
 	}
-	status, body := e.get(base+"?start_date=2026-03-01&end_date=2026-03-31&status=paid", helsinki)
-	if status != http.StatusOK {
-		t.Fatalf("31 days: %d %v", status, body)
+	a = e.search(base+"?start_date=2026-03-01&end_date=2026-03-31&status=paid", helsinki)
+	if a.Status != http.StatusOK {
+		t.Fatalf("31 days: %d %s", a.Status, a.Raw)
 	}
-	data = body["data"].(map[string]any)
-	want := map[string]any{"startDate": "2026-03-01", "endDate": "2026-03-31", "timeZone": "Europe/Helsinki", "dayStartHour": float64(4)}
-	if data["searchScope"] != "date_range" || !mapsEqual(data["period"].(map[string]any), want) {
-		t.Fatalf("date range page: %v", data)
+	if p := a.Data.Period; a.Data.SearchScope != "date_range" || p == nil || p.StartDate != "2026-03-01" || p.EndDate != "2026-03-31" ||
+		p.TimeZone != "Europe/Helsinki" || p.DayStartHour != 4 {
+		t.Fatalf("date range page: %s", a.Raw)
 	}
-}
-
-func mapsEqual(a, b map[string]any) bool {
-	ra, _ := json.Marshal(a)
-	rb, _ := json.Marshal(b)
-	return bytes.Equal(ra, rb)
 }
 
 func TestSearchBounds(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	const dates = "start_date=2026-03-10&end_date=2026-03-12&"
 	long := func(n int) string { return strings.Repeat("a", n) }
@@ -161,14 +153,14 @@ func TestSearchBounds(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.query, func(t *testing.T) {
-			status, body := e.get(base+"?"+c.query, helsinki)
-			if status != http.StatusBadRequest || body["error"] != "invalid_request" {
-				t.Fatalf("status %d: %v", status, body)
+			a := e.search(base+"?"+c.query, helsinki)
+			if a.Status != http.StatusBadRequest || a.Error != "invalid_request" {
+				t.Fatalf("status %d: %s", a.Status, a.Raw)
 			}
-			if msg, _ := body["message"].(string); !strings.Contains(msg, c.param) {
-				t.Fatalf("message %q does not name %s", msg, c.param)
+			if !strings.Contains(a.Message, c.param) {
+				t.Fatalf("message %q does not name %s", a.Message, c.param)
 			}
-			if body["request_id"] == "" {
+			if a.RequestID == "" {
 				t.Fatal("no request_id")
 			}
 		})
@@ -183,6 +175,7 @@ func TestSearchBounds(t *testing.T) {
 }
 
 func TestCursorPagesNeitherSkipNorRepeat(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	start := hel(2026, 3, 10, 10, 0)
 	var recs []rec
@@ -205,25 +198,24 @@ func TestCursorPagesNeitherSkipNorRepeat(t *testing.T) {
 			if next != "" {
 				path += "&cursor=" + url.QueryEscape(next)
 			}
-			status, body := e.get(path, helsinki)
-			if status != http.StatusOK {
-				t.Fatalf("page %d: %d %v", page, status, body)
+			a := e.search(path, helsinki)
+			if a.Status != http.StatusOK {
+				t.Fatalf("page %d: %d %s", page, a.Status, a.Raw)
 			}
-			for _, id := range ids(t, body) {
+			for _, id := range a.Data.ids() {
 				if seen[id] {
 					t.Fatalf("%s repeated", id)
 				}
 				seen[id] = true
 				got = append(got, id)
 			}
-			data := body["data"].(map[string]any)
-			if data["nextCursor"] == nil {
-				if data["truncated"] != false {
+			if a.Data.NextCursor == nil {
+				if a.Data.Truncated {
 					t.Fatal("last page says truncated")
 				}
 				break
 			}
-			next = data["nextCursor"].(string)
+			next = *a.Data.NextCursor
 			if len(next) > 1024 {
 				t.Fatal("cursor too long")
 			}
@@ -244,10 +236,14 @@ func TestCursorPagesNeitherSkipNorRepeat(t *testing.T) {
 }
 
 func TestCursorTamperedOrRebound(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	fixture(e)
-	_, body := e.get(base+"?limit=1&start_date=2026-03-10&end_date=2026-03-12", helsinki)
-	next := body["data"].(map[string]any)["nextCursor"].(string)
+	first := e.search(base+"?limit=1&start_date=2026-03-10&end_date=2026-03-12", helsinki)
+	if first.Data.NextCursor == nil {
+		t.Fatalf("no next page: %s", first.Raw)
+	}
+	next := *first.Data.NextCursor
 	tampered := next[:len(next)-2] + "xx"
 	if next[len(next)-2:] == "xx" {
 		tampered = next[:len(next)-2] + "yy"
@@ -259,25 +255,28 @@ func TestCursorTamperedOrRebound(t *testing.T) {
 		"added filter":    "limit=1&start_date=2026-03-10&end_date=2026-03-12&status=paid&cursor=" + url.QueryEscape(next),
 		"dropped filters": "limit=1&cursor=" + url.QueryEscape(next),
 	} {
-		status, body := e.get(base+"?"+q, helsinki)
-		if status != http.StatusBadRequest || !strings.Contains(body["message"].(string), "cursor") {
-			t.Fatalf("%s: %d %v", name, status, body)
+		if a := e.search(base+"?"+q, helsinki); a.Status != http.StatusBadRequest || !strings.Contains(a.Message, "cursor") {
+			t.Fatalf("%s: %d %s", name, a.Status, a.Raw)
 		}
 	}
 	// another page size with the same filters is fine
-	if status, body := e.get(base+"?limit=3&start_date=2026-03-10&end_date=2026-03-12&cursor="+url.QueryEscape(next), helsinki); status != http.StatusOK || len(ids(t, body)) != 3 {
-		t.Fatalf("same filters, other limit: %d %v", status, body)
+	if a := e.search(base+"?limit=3&start_date=2026-03-10&end_date=2026-03-12&cursor="+url.QueryEscape(next), helsinki); a.Status != http.StatusOK || len(a.Data.Matches) != 3 {
+		t.Fatalf("same filters, other limit: %d %s", a.Status, a.Raw)
 	}
 	// a cursor of another restaurant does not work here
 	e.ingest(order(other, "x2", hel(2026, 3, 11, 12, 0)))
-	_, body = e.get("/v1/restaurants/"+other+"/orders?limit=1", other)
-	oc := body["data"].(map[string]any)["nextCursor"].(string)
+	foreign := e.search("/v1/restaurants/"+other+"/orders?limit=1", other)
+	if foreign.Data.NextCursor == nil {
+		t.Fatalf("no next page: %s", foreign.Raw)
+	}
+	oc := *foreign.Data.NextCursor
 	if status, _ := e.get(base+"?limit=1&cursor="+url.QueryEscape(oc), helsinki); status != http.StatusBadRequest {
 		t.Fatalf("foreign cursor: %d", status)
 	}
 }
 
 func TestBusinessDatesAndDST(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	utc := func(y int, m time.Month, d, h, min int) time.Time { return time.Date(y, m, d, h, min, 0, 0, time.UTC) }
 	e.ingest(
@@ -317,26 +316,22 @@ func TestBusinessDatesAndDST(t *testing.T) {
 		{newYork, "start_date=2026-10-26&end_date=2026-11-01&start_time=06:00&end_time=06:00", []string{"ny-fall-after"}},
 	}
 	for _, c := range cases {
-		status, body := e.get("/v1/restaurants/"+c.restaurant+"/orders?"+c.query, c.restaurant)
-		if status != http.StatusOK {
-			t.Fatalf("%s: %d %v", c.query, status, body)
-		}
-		if got := ids(t, body); !slices.Equal(got, c.want) {
+		if got := e.page("/v1/restaurants/"+c.restaurant+"/orders?"+c.query, c.restaurant).ids(); !slices.Equal(got, c.want) {
 			t.Errorf("%s %s: got %v, want %v", tenants[c.restaurant].TimeZone, c.query, got, c.want)
 		}
 	}
-	_, body := e.get(base+"?order_id=cut-before", helsinki)
-	if bd := body["data"].(map[string]any)["matches"].([]any)[0].(map[string]any)["businessDate"]; bd != "2026-03-09" {
-		t.Fatalf("businessDate of 03:59 with day start 04:00: %v", bd)
+	if a := e.search(base+"?order_id=cut-before", helsinki); len(a.Data.Matches) == 0 || a.Data.Matches[0].BusinessDate != "2026-03-09" {
+		t.Fatalf("businessDate of 03:59 with day start 04:00: %s", a.Raw)
 	}
 }
 
 func TestRestaurantIsolation(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	fixture(e)
 	// the context authorizes another restaurant than the path names
-	if status, body := e.get(base, other); status != http.StatusNotFound || body["error"] != "not_found" {
-		t.Fatalf("search of another restaurant: %d %v", status, body)
+	if a := e.search(base, other); a.Status != http.StatusNotFound || a.Error != "not_found" {
+		t.Fatalf("search of another restaurant: %d %s", a.Status, a.Raw)
 	}
 	if status, _ := e.get(base+"/o1", other); status != http.StatusNotFound {
 		t.Fatalf("details under another restaurant's context: %d", status)
@@ -348,14 +343,14 @@ func TestRestaurantIsolation(t *testing.T) {
 		t.Fatalf("unknown order: %d", status)
 	}
 	for _, q := range []string{"", "?order_id=x1", "?start_date=2026-03-10&end_date=2026-03-10&item_name=salmon"} {
-		_, body := e.get(base+q, helsinki)
-		if slices.Contains(ids(t, body), "x1") {
+		if slices.Contains(e.page(base+q, helsinki).ids(), "x1") {
 			t.Fatalf("search %q returned another restaurant's order", q)
 		}
 	}
 }
 
 func TestInternalContextRequired(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	for _, hdr := range []string{"", "v1.k1.e30.AAAA", "garbage"} {
 		h := map[string]string{}
@@ -364,9 +359,7 @@ func TestInternalContextRequired(t *testing.T) {
 		}
 		for _, path := range []string{base, base + "/o1"} {
 			status, raw := e.do(http.MethodGet, path, "", nil, h)
-			var body map[string]any
-			_ = json.Unmarshal(raw, &body)
-			if status != http.StatusUnauthorized || body["error"] != "invalid_token" {
+			if a := servicetest.Decode[json.RawMessage](t, status, raw); status != http.StatusUnauthorized || a.Error != "invalid_token" {
 				t.Fatalf("%s with %q: %d %s", path, hdr, status, raw)
 			}
 		}
@@ -374,10 +367,11 @@ func TestInternalContextRequired(t *testing.T) {
 }
 
 func TestDetails(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	fixture(e)
-	if status, body := e.get(base+"/"+strings.Repeat("z", 256), helsinki); status != http.StatusBadRequest || !strings.Contains(body["message"].(string), "orderId") {
-		t.Fatalf("long id: %d %v", status, body)
+	if a := e.search(base+"/"+strings.Repeat("z", 256), helsinki); a.Status != http.StatusBadRequest || !strings.Contains(a.Message, "orderId") {
+		t.Fatalf("long id: %d %s", a.Status, a.Raw)
 	}
 	if status, _ := e.get(base+"/o1?foo=1", helsinki); status != http.StatusBadRequest {
 		t.Fatalf("unknown parameter: %d", status)
@@ -393,6 +387,7 @@ func TestDetails(t *testing.T) {
 }
 
 func TestIngestionReplacesAndValidates(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.ingest(order(helsinki, "r1", hel(2026, 3, 10, 12, 0)))
 	// the same order after a refund of the cake
@@ -408,12 +403,10 @@ func TestIngestionReplacesAndValidates(t *testing.T) {
 	if o["status"] != "partially_refunded" || o["refundAmountMinor"] != float64(800) || len(o["items"].([]any)) != 1 || len(o["refundedItems"].([]any)) != 1 {
 		t.Fatalf("re-sent order not replaced: %v", o)
 	}
-	_, body = e.get(base, helsinki)
-	if got := ids(t, body); !slices.Equal(got, []string{"r1"}) {
+	if got := e.page(base, helsinki).ids(); !slices.Equal(got, []string{"r1"}) {
 		t.Fatalf("re-sending duplicated the order: %v", got)
 	}
-	_, body = e.get(base+"?start_date=2026-03-10&end_date=2026-03-10&item_name=cake", helsinki)
-	if got := ids(t, body); len(got) != 0 {
+	if got := e.page(base+"?start_date=2026-03-10&end_date=2026-03-10&item_name=cake", helsinki).ids(); len(got) != 0 {
 		t.Fatalf("old line names still searchable: %v", got)
 	}
 
@@ -443,6 +436,7 @@ func TestIngestionReplacesAndValidates(t *testing.T) {
 }
 
 func TestGolden(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.ingest(order(helsinki, "gold-1", hel(2026, 3, 10, 12, 0), set("restaurantOrderNumber", 4711), set("tipAmountMinor", 200),
 		set("discountAmountMinor", 120), set("originalAmountMinor", 2600),
@@ -481,6 +475,7 @@ func TestGolden(t *testing.T) {
 // Beyond the newest candidates the item search goes through the item index;
 // both paths and paging across them give the same answers.
 func TestItemNameOverManyOrders(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	start := hel(2026, 3, 1, 12, 0)
 	var recs []rec
@@ -493,27 +488,23 @@ func TestItemNameOverManyOrders(t *testing.T) {
 	}
 	e.ingest(recs...)
 	const dates = "start_date=2026-03-01&end_date=2026-03-02"
-	_, body := e.get(base+"?"+dates+"&item_name=HERRING&limit=3", helsinki)
-	if got := ids(t, body); !slices.Equal(got, []string{"m457", "m307", "m157"}) {
-		t.Fatalf("rare item: %v", got)
+	rare := e.page(base+"?"+dates+"&item_name=HERRING&limit=3", helsinki)
+	if got := rare.ids(); !slices.Equal(got, []string{"m457", "m307", "m157"}) || rare.NextCursor == nil {
+		t.Fatalf("rare item: %v, next %v", got, rare.NextCursor)
 	}
-	next := body["data"].(map[string]any)["nextCursor"].(string)
-	_, body = e.get(base+"?"+dates+"&item_name=HERRING&limit=3&cursor="+url.QueryEscape(next), helsinki)
-	if got := ids(t, body); !slices.Equal(got, []string{"m007"}) || body["data"].(map[string]any)["nextCursor"] != nil {
-		t.Fatalf("rare item, second page: %v", body)
+	next := *rare.NextCursor
+	if a := e.search(base+"?"+dates+"&item_name=HERRING&limit=3&cursor="+url.QueryEscape(next), helsinki); !slices.Equal(a.Data.ids(), []string{"m007"}) || a.Data.NextCursor != nil {
+		t.Fatalf("rare item, second page: %s", a.Raw)
 	}
-	_, body = e.get(base+"?"+dates+"&item_name=bun&limit=2", helsinki)
-	if got := ids(t, body); !slices.Equal(got, []string{"m599", "m598"}) {
+	if got := e.page(base+"?"+dates+"&item_name=bun&limit=2", helsinki).ids(); !slices.Equal(got, []string{"m599", "m598"}) {
 		t.Fatalf("common item: %v", got)
 	}
-	_, body = e.get(base+"?"+dates+"&item_name=sushi", helsinki)
-	if got := ids(t, body); len(got) != 0 {
+	if got := e.page(base+"?"+dates+"&item_name=sushi", helsinki).ids(); len(got) != 0 {
 		t.Fatalf("unknown item: %v", got)
 	}
 	// a name only another restaurant sold
 	e.ingest(order(other, "y1", start, lineNames("Sushi Roll")))
-	_, body = e.get(base+"?"+dates+"&item_name=sushi", helsinki)
-	if got := ids(t, body); len(got) != 0 {
+	if got := e.page(base+"?"+dates+"&item_name=sushi", helsinki).ids(); len(got) != 0 {
 		t.Fatalf("another restaurant's item: %v", got)
 	}
 }
@@ -521,6 +512,7 @@ func TestItemNameOverManyOrders(t *testing.T) {
 // Bad records are refused with 400 invalid_request naming the line and the
 // field, and the request stores nothing.
 func TestIngestionRefusesBadRecords(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	at := hel(2026, 3, 11, 12, 0)
 	good := ndjson(order(helsinki, "n1", at))
@@ -559,9 +551,7 @@ func TestIngestionRefusesBadRecords(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.want, func(t *testing.T) {
 			status, raw := e.ingestRaw(c.body)
-			var body map[string]any
-			_ = json.Unmarshal(raw, &body)
-			if status != http.StatusBadRequest || body["error"] != "invalid_request" || !strings.HasPrefix(body["message"].(string), c.want) {
+			if a := servicetest.Decode[json.RawMessage](t, status, raw); status != http.StatusBadRequest || a.Error != "invalid_request" || !strings.HasPrefix(a.Message, c.want) {
 				t.Fatalf("want 400 invalid_request %q, got %d %s", c.want, status, raw)
 			}
 			if status, _ := e.get(base+"/n1", helsinki); status != http.StatusNotFound {
@@ -576,6 +566,7 @@ func TestIngestionRefusesBadRecords(t *testing.T) {
 // is covered by its unit tests); so are integers out of range and long date spans,
 // with what was wrong.
 func TestSearchAndDetailsRefuseInvalidText(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	const dates = "start_date=2026-03-10&end_date=2026-03-12&"
 	for _, c := range []struct{ path, want string }{
@@ -599,9 +590,8 @@ func TestSearchAndDetailsRefuseInvalidText(t *testing.T) {
 		{"?" + dates + "max_total_minor=99999999999999999999", "max_total_minor is out of range"},
 		{"?start_date=0001-01-01&end_date=9999-12-31", "The date range covers 3652059 days; it may cover at most 31 days"},
 	} {
-		status, body := e.get(base+c.path, helsinki)
-		if msg, _ := body["message"].(string); status != http.StatusBadRequest || body["error"] != "invalid_request" || !strings.HasPrefix(msg, c.want) {
-			t.Fatalf("%s: want 400 %q, got %d %v", c.path, c.want, status, body)
+		if a := e.search(base+c.path, helsinki); a.Status != http.StatusBadRequest || a.Error != "invalid_request" || !strings.HasPrefix(a.Message, c.want) {
+			t.Fatalf("%s: want 400 %q, got %d %s", c.path, c.want, a.Status, a.Raw)
 		}
 	}
 	if status, body := e.get(base+"/"+strings.Repeat("%C3%A9", 255), helsinki); status != http.StatusNotFound {

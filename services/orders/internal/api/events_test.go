@@ -35,6 +35,7 @@ SELECT type, restaurant_id, data FROM d ORDER BY pos`).Scan(&rows).Error; err !=
 // request's transaction, carrying the order as search shows it; an order
 // sent again unchanged, or a refused request, records nothing.
 func TestIngestionRecordsOrderEvents(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	o1 := order(helsinki, "o1", hel(2026, 3, 10, 12, 0))
 	o2 := order(helsinki, "o2", hel(2026, 3, 10, 13, 0))

@@ -1,28 +1,23 @@
 package api_test
 
 import (
-	"bytes"
-	"context"
-	"encoding/base64"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
-	"net/url"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
-	"partnerapi.dev/pkg/apispec"
 	"partnerapi.dev/pkg/config"
-	"partnerapi.dev/pkg/cursor"
 	"partnerapi.dev/pkg/database"
 	"partnerapi.dev/pkg/internalctx"
+	"partnerapi.dev/pkg/service"
+	"partnerapi.dev/pkg/servicetest"
 	"partnerapi.dev/pkg/testenv"
-	"partnerapi.dev/services/orders/internal/api"
-	"partnerapi.dev/services/orders/internal/store"
+	ordersconfig "partnerapi.dev/services/orders/internal/config"
+	"partnerapi.dev/services/orders/internal/server"
 	"partnerapi.dev/services/orders/migrations"
 )
 
@@ -42,71 +37,98 @@ var tenants = map[string]internalctx.Tenant{
 }
 
 type env struct {
-	t    testing.TB
-	app  *fiber.App
-	keys *internalctx.Keyring
-	db   *database.DB
+	*servicetest.Client
+	t     testing.TB
+	app   *fiber.App
+	db    *database.DB
+	reads *database.Reads
 }
 
 func newEnv(t testing.TB) *env {
 	t.Helper()
-	url := testenv.NewDatabase(t, "orders", database.MigrateURL("orders", migrations.FS, migrations.Go()...))
-	ctx := context.Background()
-	db, err := database.Open(ctx, database.Config{URL: config.Secret(url)}, "orders")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = db.Close(ctx) })
-	keys, err := internalctx.ParseKeys("k1:" + base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{7}, 32)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := &api.Handlers{Repo: &store.Store{DB: db.SQL, EventData: api.OrderEventData}, Cursors: cursor.New(bytes.Repeat([]byte{9}, 32)), Keys: keys, IngestToken: token}
-	return &env{t: t, app: h.App(nil), keys: keys, db: db}
+	url := testenv.NewDatabase(t, "orders", database.MigrateURL("orders", migrations.FS, migrations.Go(migrations.DefaultPartitions)...))
+	return newEnvOn(t, database.Config{URL: config.Secret(url)})
+}
+
+// newEnvOn is an env on the database of cfg, reading from its replica when
+// cfg names one.
+func newEnvOn(t testing.TB, cfg database.Config) *env {
+	t.Helper()
+	db, reads := servicetest.Open(t, cfg, "orders")
+	var sc ordersconfig.Serve
+	srv := servicetest.Serve(t, &sc, map[string]string{"DATABASE_URL": cfg.URL.Reveal(), "CURSOR_KEY": servicetest.CursorKey, "INGEST_TOKEN": token},
+		service.Process{DB: db, Reads: reads}, server.Build)
+	e := appEnv(t, srv.Public, sc.Keys())
+	e.db, e.reads = db, reads
+	return e
+}
+
+// appEnv is an env on app, signing with keys.
+func appEnv(t testing.TB, app *fiber.App, keys *internalctx.Keyring) *env {
+	c := servicetest.NewClient(t, app, keys, "svc.restaurant.read", "svc.orders.read")
+	c.ClientID, c.Tenants = "c", tenants
+	return &env{Client: c, t: t, app: app}
 }
 
 // sign adds the internal context the gateway sends for tenant.
 func (e *env) sign(req *http.Request, tenant string) {
-	ten := tenants[tenant]
-	req.Header.Set(internalctx.Header, e.keys.Sign(internalctx.Context{ClientID: "c", UserID: "u", GrantID: "g",
-		Scopes: []string{"svc.restaurant.read", "svc.orders.read"}, Tenant: &ten, RequestID: "req-1"}))
+	req.Header.Set(internalctx.Header, e.Signed(tenant))
 }
 
 // do sends a request; tenant "" sends no internal context.
 func (e *env) do(method, path, tenant string, body io.Reader, header map[string]string) (int, []byte) {
 	e.t.Helper()
-	req := httptest.NewRequest(method, path, body)
-	if tenant != "" {
-		e.sign(req, tenant)
-	}
-	for k, v := range header {
-		req.Header.Set(k, v)
-	}
-	resp, err := e.app.Test(req, 30_000)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	if strings.HasPrefix(path, "/v1/") {
-		// every partner answer must be one the OpenAPI document allows
-		// (RateLimit-Policy is the gateway's, added at the edge)
-		u, _ := url.Parse(path)
-		h := resp.Header.Clone()
-		h.Set("RateLimit-Policy", `"partner";q=60;w=60`)
-		apispec.ValidateResponse(e.t, method, u.Path, u.Query(), resp.StatusCode, h, raw)
-	}
-	return resp.StatusCode, raw
+	return e.Do(method, path, tenant, body, header)
 }
 
 func (e *env) get(path, tenant string) (int, map[string]any) {
 	e.t.Helper()
-	status, raw := e.do(http.MethodGet, path, tenant, nil, nil)
+	status, raw := e.Do(http.MethodGet, path, tenant, nil, nil)
 	var m map[string]any
 	if err := json.Unmarshal(raw, &m); err != nil {
 		e.t.Fatalf("GET %s: %d %s", path, status, raw)
 	}
 	return status, m
+}
+
+// searchPage is the data of an order search's answer, as tests read it.
+type searchPage struct {
+	RestaurantID string `json:"restaurantId"`
+	Currency     string `json:"currency"`
+	SearchScope  string `json:"searchScope"`
+	Period       *struct {
+		StartDate    string `json:"startDate"`
+		EndDate      string `json:"endDate"`
+		TimeZone     string `json:"timeZone"`
+		DayStartHour int    `json:"dayStartHour"`
+	} `json:"period"`
+	Matches []struct {
+		OrderID      string `json:"orderId"`
+		BusinessDate string `json:"businessDate"`
+	} `json:"matches"`
+	NextCursor *string `json:"nextCursor"`
+	Truncated  bool    `json:"truncated"`
+}
+
+// ids are the order ids of the page's matches, in order.
+func (p searchPage) ids() []string {
+	var out []string
+	for _, m := range p.Matches {
+		out = append(out, m.OrderID)
+	}
+	return out
+}
+
+// search is a GET of an order search (or its refusal) decoded.
+func (e *env) search(path, tenant string) servicetest.Answer[searchPage] {
+	e.t.Helper()
+	return servicetest.Call[searchPage](e.Client, http.MethodGet, path, tenant, nil)
+}
+
+// page is an order search answered 200, decoded.
+func (e *env) page(path, tenant string) searchPage {
+	e.t.Helper()
+	return servicetest.Must[searchPage](e.Client, http.StatusOK, http.MethodGet, path, tenant, nil)
 }
 
 func (e *env) ingest(records ...rec) {
@@ -118,8 +140,7 @@ func (e *env) ingest(records ...rec) {
 }
 
 func (e *env) ingestRaw(body string) (int, []byte) {
-	return e.do(http.MethodPost, "/internal/v1/orders/ingest", "", strings.NewReader(body),
-		map[string]string{"Authorization": "Bearer " + token, "Content-Type": "application/x-ndjson"})
+	return e.Ingest("/internal/v1/orders/ingest", token, body)
 }
 
 func ndjson(records ...rec) string {
@@ -138,16 +159,17 @@ func ndjson(records ...rec) string {
 // rec is an ingestion record as a map, so tests can change any field.
 type rec map[string]any
 
-var seq int
+// seq numbers the records of every test (they run in parallel).
+var seq atomic.Int64
 
 // order builds a valid record for restaurant at the given UTC instant.
 func order(restaurant, id string, at time.Time, opts ...func(rec)) rec {
-	seq++
+	n := seq.Add(1)
 	ten := tenants[restaurant]
 	r := rec{
 		"restaurantId": restaurant, "timeZone": ten.TimeZone, "dayStartHour": ten.DayStartHour,
 		"currency": ten.Currency, "country": ten.Country,
-		"orderId": id, "restaurantOrderNumber": seq, "receiptHash": "rh-" + id,
+		"orderId": id, "restaurantOrderNumber": n, "receiptHash": "rh-" + id,
 		"occurredAt": at.UTC().Format(time.RFC3339Nano), "orderType": "dine_in", "tableNumber": 4,
 		"status": "paid", "paymentMethod": "card", "orderOrigin": map[string]any{"kind": "pos", "provider": nil},
 		"originalAmountMinor": 2480, "totalAmountMinor": 2480, "vatMinor": 290, "refundAmountMinor": 0,
@@ -196,22 +218,7 @@ func lineNames(names ...string) func(rec) {
 	}
 }
 
-func ids(t *testing.T, body map[string]any) []string {
-	t.Helper()
-	data, ok := body["data"].(map[string]any)
-	if !ok {
-		t.Fatalf("no data in %v", body)
-	}
-	var out []string
-	for _, m := range data["matches"].([]any) {
-		out = append(out, m.(map[string]any)["orderId"].(string))
-	}
-	return out
-}
-
 func hel(y int, m time.Month, d, h, min int) time.Time {
 	loc, _ := time.LoadLocation("Europe/Helsinki")
 	return time.Date(y, m, d, h, min, 0, 0, loc)
 }
-
-var _ = fmt.Sprint

@@ -3,7 +3,6 @@ package api_test
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"net/http"
 	"strings"
 	"testing"
@@ -11,7 +10,7 @@ import (
 	"partnerapi.dev/pkg/config"
 	"partnerapi.dev/pkg/cursor"
 	"partnerapi.dev/pkg/database"
-	"partnerapi.dev/pkg/internalctx"
+	"partnerapi.dev/pkg/servicetest"
 	"partnerapi.dev/services/orders/internal/api"
 	"partnerapi.dev/services/orders/internal/store"
 )
@@ -19,15 +18,16 @@ import (
 // With the database unreachable, reads answer 503 service_unavailable and
 // ingestion 503 capability_disabled, with no internals in the body.
 func TestDatabaseUnavailable(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	db, err := database.Open(ctx, database.Config{URL: config.Secret("postgres://postgres@127.0.0.1:1/none?sslmode=disable&connect_timeout=2")}, "orders")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close(ctx)
-	keys, _ := internalctx.ParseKeys("k1:" + base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{7}, 32)))
+	keys := servicetest.Keys(t)
 	h := &api.Handlers{Repo: &store.Store{DB: db.SQL, EventData: api.OrderEventData}, Cursors: cursor.New(bytes.Repeat([]byte{9}, 32)), Keys: keys, IngestToken: token}
-	e := &env{t: t, app: h.App(nil), keys: keys}
+	e := appEnv(t, h.App(nil), keys)
 	for _, path := range []string{base, base + "/o1", base + "?order_id=o1"} {
 		status, body := e.get(path, helsinki)
 		if status != http.StatusServiceUnavailable || body["error"] != "service_unavailable" {

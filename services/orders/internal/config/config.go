@@ -5,33 +5,47 @@ package config
 import (
 	"encoding/base64"
 	"errors"
+	"fmt"
 
 	"partnerapi.dev/pkg/config"
-	"partnerapi.dev/pkg/database"
-	"partnerapi.dev/pkg/internalctx"
+	"partnerapi.dev/pkg/service"
 	"partnerapi.dev/services/contracts/eventsclient"
+	"partnerapi.dev/services/orders/migrations"
 )
 
-// Database is what migrate and import need.
-type Database struct {
-	Database database.Config
+// Migrate is what migrating needs besides DATABASE_URL.
+type Migrate struct {
+	// Partitions is how many hash partitions by restaurant the order
+	// tables get when the migration that partitions them runs; a schema
+	// already partitioned keeps its count.
+	Partitions int `env:"ORDERS_PARTITIONS, default=16"`
 }
 
-// Serve is what serve needs.
-type Serve struct {
-	HTTPAddr            string `env:"HTTP_ADDR, default=127.0.0.1:8082"`
-	InternalHTTPAddr    string `env:"INTERNAL_HTTP_ADDR, default=127.0.0.1:9082"`
-	Database            database.Config
-	InternalContextKeys config.Secret `env:"INTERNAL_CONTEXT_KEYS, required"`
-	CursorKey           config.Secret `env:"CURSOR_KEY, required"`
-	IngestToken         config.Secret `env:"INGEST_TOKEN, required"`
-	Events              eventsclient.Config
+// Validate checks the partition count.
+func (c *Migrate) Validate() error {
+	if c.Partitions < 1 || c.Partitions > migrations.MaxPartitions {
+		return fmt.Errorf("ORDERS_PARTITIONS must be between 1 and %d", migrations.MaxPartitions)
+	}
+	return nil
 }
+
+// Serve is what serve needs (migrate and import need DATABASE_URL and Migrate).
+type Serve struct {
+	HTTPAddr         string `env:"HTTP_ADDR, default=127.0.0.1:8082"`
+	InternalHTTPAddr string `env:"INTERNAL_HTTP_ADDR, default=127.0.0.1:9082"`
+	service.Config
+	CursorKey   config.Secret `env:"CURSOR_KEY, required"`
+	IngestToken config.Secret `env:"INGEST_TOKEN, required"`
+	Events      eventsclient.Config
+}
+
+// Addrs are the public and internal listen addresses.
+func (c *Serve) Addrs() (string, string) { return c.HTTPAddr, c.InternalHTTPAddr }
 
 // Validate checks the secrets' shapes.
 func (c *Serve) Validate() error {
-	if _, err := internalctx.ParseKeys(c.InternalContextKeys.Reveal()); err != nil {
-		return errors.New("INTERNAL_CONTEXT_KEYS: " + err.Error())
+	if err := c.Config.Validate(); err != nil {
+		return err
 	}
 	if _, err := c.CursorKeyBytes(); err != nil {
 		return err

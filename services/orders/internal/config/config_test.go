@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	pkgconfig "partnerapi.dev/pkg/config"
+	"partnerapi.dev/services/orders/migrations"
 )
 
 func TestServeConfig(t *testing.T) {
@@ -44,6 +45,22 @@ func TestServeConfig(t *testing.T) {
 		}
 		if strings.Contains(err.Error(), key) {
 			t.Fatal("error leaks a secret")
+		}
+	}
+}
+
+// ORDERS_PARTITIONS defaults to the migrations' default and is bounded.
+func TestDatabaseConfigPartitions(t *testing.T) {
+	env := map[string]string{"DATABASE_URL": "postgres://x@127.0.0.1/db"}
+	var c Migrate
+	if err := pkgconfig.LoadMap(context.Background(), &c, env); err != nil || c.Partitions != migrations.DefaultPartitions {
+		t.Fatalf("default partitions %d (%v), want %d", c.Partitions, err, migrations.DefaultPartitions)
+	}
+	for _, v := range []string{"0", "-1", "257"} {
+		env["ORDERS_PARTITIONS"] = v
+		var c Migrate
+		if err := pkgconfig.LoadMap(context.Background(), &c, env); err == nil || !strings.Contains(err.Error(), "ORDERS_PARTITIONS") {
+			t.Fatalf("ORDERS_PARTITIONS=%s: want an error naming it, got %v", v, err)
 		}
 	}
 }

@@ -11,9 +11,9 @@ import (
 	"reflect"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"partnerapi.dev/pkg/bizdate"
+	"partnerapi.dev/pkg/jsontext"
 	"partnerapi.dev/services/contracts"
 )
 
@@ -21,8 +21,8 @@ import (
 // rules and conversion of this service.
 type Record contracts.OrderRecord
 
-// isUUID: 8-4-4-4-12 hex digits, either case.
-func isUUID(s string) bool {
+// IsUUID reports whether s is a UUID: 8-4-4-4-12 hex digits, either case.
+func IsUUID(s string) bool {
 	if len(s) != 36 {
 		return false
 	}
@@ -133,7 +133,7 @@ func parseRecord(line string, locs map[string]*time.Location, d *fastDecoder) (O
 // invalid UTF-8 and unpaired surrogate escapes into U+FFFD; they are
 // decoded as NUL instead, so the text rules refuse them naming the field.
 func decodeRecord(line string) (Record, error) {
-	marked, firstBad := markInvalidText(line)
+	marked, firstBad := jsontext.MarkInvalid(line)
 	var rec Record
 	dec := json.NewDecoder(strings.NewReader(marked))
 	dec.DisallowUnknownFields()
@@ -152,91 +152,6 @@ func decodeRecord(line string) (Record, error) {
 		return Record{}, Invalid("", "not valid UTF-8 text (at byte %d)", firstBad)
 	}
 	return Record{}, describeJSON(err)
-}
-
-// markInvalidText rewrites, inside JSON strings, each invalid UTF-8
-// sequence and each unpaired surrogate escape as the escape \u0000. It
-// returns line unchanged and -1 when there is none, else the offset of the
-// first one in line.
-func markInvalidText(line string) (string, int) {
-	var b strings.Builder
-	firstBad, done := -1, 0
-	mark := func(from, to int) {
-		if firstBad < 0 {
-			firstBad = from
-			b.Grow(len(line) + 16)
-		}
-		b.WriteString(line[done:from])
-		b.WriteString(`\u0000`)
-		done = to
-	}
-	inString := false
-	for i := 0; i < len(line); {
-		c := line[i]
-		switch {
-		case c >= utf8.RuneSelf:
-			r, size := utf8.DecodeRuneInString(line[i:])
-			if r == utf8.RuneError && size == 1 && inString {
-				mark(i, i+1)
-			}
-			i += size
-		case !inString:
-			inString = c == '"'
-			i++
-		case c == '"':
-			inString = false
-			i++
-		case c == '\\' && i+1 < len(line) && line[i+1] == 'u':
-			hi, ok := hex4(line, i+2)
-			switch {
-			case !ok:
-				i += 2 // malformed: encoding/json reports it
-			case hi >= 0xD800 && hi < 0xDC00:
-				if lo, ok := hex4(line, i+8); ok && line[i+6] == '\\' && line[i+7] == 'u' && lo >= 0xDC00 && lo < 0xE000 {
-					i += 12
-				} else {
-					mark(i, i+6)
-					i += 6
-				}
-			case hi >= 0xDC00 && hi < 0xE000:
-				mark(i, i+6)
-				i += 6
-			default:
-				i += 6
-			}
-		case c == '\\':
-			i += 2
-		default:
-			i++
-		}
-	}
-	if firstBad < 0 {
-		return line, -1
-	}
-	b.WriteString(line[done:])
-	return b.String(), firstBad
-}
-
-// hex4 reads four hex digits at s[i:].
-func hex4(s string, i int) (rune, bool) {
-	if i+4 > len(s) {
-		return 0, false
-	}
-	var r rune
-	for _, c := range []byte(s[i : i+4]) {
-		switch {
-		case '0' <= c && c <= '9':
-			c -= '0'
-		case 'a' <= c && c <= 'f':
-			c -= 'a' - 10
-		case 'A' <= c && c <= 'F':
-			c -= 'A' - 10
-		default:
-			return 0, false
-		}
-		r = r<<4 | rune(c)
-	}
-	return r, true
 }
 
 func describeJSON(err error) *InvalidError {

@@ -231,7 +231,7 @@ func (r *Record) problem() (string, string) {
 }
 
 func uuidRule(s string) string {
-	if !isUUID(s) {
+	if !IsUUID(s) {
 		return "must be a UUID"
 	}
 	return ""

@@ -17,6 +17,7 @@ import (
 	"partnerapi.dev/pkg/config"
 	"partnerapi.dev/pkg/database"
 	"partnerapi.dev/pkg/testenv"
+	"partnerapi.dev/services/orders/internal/api"
 	"partnerapi.dev/services/orders/internal/domain"
 	"partnerapi.dev/services/orders/internal/store"
 	"partnerapi.dev/services/orders/migrations"
@@ -51,7 +52,7 @@ func loadBench(b *testing.B) benchTarget {
 		url := os.Getenv("ORDERS_BENCH_DATABASE_URL")
 		synthetic := url == ""
 		if synthetic {
-			url = testenv.NewDatabase(b, "orders-bench", database.MigrateURL("orders", migrations.FS, migrations.Go()...))
+			url = testenv.NewDatabase(b, "orders-bench", database.MigrateURL("orders", migrations.FS, migrations.Go(migrations.DefaultPartitions)...))
 		}
 		db, err := database.Open(ctx, database.Config{URL: config.Secret(url)}, "orders")
 		if err != nil {
@@ -232,7 +233,7 @@ func (t benchTarget) filter(b *testing.B, query string) domain.Filter {
 	if err != nil {
 		b.Fatal(err)
 	}
-	req, err := domain.ParseSearch(q, t.restaurantID, t.loc, t.dayStartHour)
+	req, err := api.ParseSearch(q, t.restaurantID, t.loc, t.dayStartHour)
 	if err != nil {
 		b.Fatal(err)
 	}

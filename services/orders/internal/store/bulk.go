@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"math"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -41,8 +42,9 @@ var bulkTables = []struct {
 // BulkLoad loads an empty schema in one transaction: it locks and empties the
 // tables (they must hold no row, else ErrNotEmpty and nothing changes), drops
 // their indexes and primary keys, runs fn, which hands the batches to the
-// sink (binary COPY ... FREEZE, rows encoded on the parsing workers), then
-// rebuilds the indexes exactly as the catalog defined them and commits.
+// sink (binary COPY ... FREEZE straight into each restaurant's partition,
+// rows encoded on the parsing workers), then rebuilds the indexes exactly as
+// the catalog defined them and commits.
 // Readers wait for the commit (the tables are locked); any error, in fn or
 // after, rolls everything back to the empty schema.
 //
@@ -59,7 +61,7 @@ func (s *Store) BulkLoad(ctx context.Context, fn func(domain.BatchSink) error) e
 		pc := dc.(*stdlib.Conn).Conn()
 		return pgx.BeginFunc(ctx, pc, func(tx pgx.Tx) error {
 			b := &bulk{tx: tx, free: make(chan [][]byte, 4), names: map[[2]string]bool{},
-				seed: maphash.MakeSeed(), pendingKeys: map[uint64]struct{}{}, pending: make([][]byte, len(bulkTables))}
+				seed: maphash.MakeSeed(), pendingKeys: map[uint64]struct{}{}, remainders: map[string]int{}}
 			if err := b.begin(ctx); err != nil {
 				return err
 			}
@@ -75,6 +77,7 @@ type indexDef struct {
 	table, index, def string
 	constraint        string // primary key or unique constraint using the index
 	kind              string // "p" or "u"
+	constraintDef     string // pg_get_constraintdef of the constraint
 }
 
 // maxRecentNames bounds the names a load remembers having staged: past it the
@@ -93,8 +96,15 @@ type bulk struct {
 	names   map[[2]string]bool // (restaurant, lower-cased name) staged lately
 	indexes []indexDef
 
+	// The tables are hash partitioned by restaurant in modulus partitions
+	// (0: not partitioned): partitions[i][r] is bulkTables[i]'s partition
+	// of remainder r, and remainders the remainder of each restaurant met.
+	modulus    int
+	partitions [][]string
+	remainders map[string]int
+
 	seed        maphash.Seed
-	pending     [][]byte            // gathered COPY rows per bulkTables entry
+	pending     [][][]byte          // gathered COPY rows per bulkTables entry and partition
 	pendingKeys map[uint64]struct{} // hashes of the orders in pending
 	pendingSize int
 }
@@ -128,8 +138,8 @@ func (b *bulk) begin(ctx context.Context) error {
 	if nonEmpty {
 		return ErrNotEmpty
 	}
-	rows, err := b.tx.Query(ctx, `SELECT t.relname, ic.relname, pg_get_indexdef(i.indexrelid),
-			coalesce(c.conname, ''), coalesce(c.contype::text, '')
+	rows, err := b.tx.Query(ctx, `SELECT t.relname, ic.relname, replace(pg_get_indexdef(i.indexrelid), ' ON ONLY ', ' ON '),
+			coalesce(c.conname, ''), coalesce(c.contype::text, ''), coalesce(pg_get_constraintdef(c.oid), '')
 		FROM pg_index i
 		JOIN pg_class t ON t.oid = i.indrelid
 		JOIN pg_class ic ON ic.oid = i.indexrelid
@@ -141,9 +151,12 @@ func (b *bulk) begin(ctx context.Context) error {
 	}
 	defs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (indexDef, error) {
 		var d indexDef
-		return d, r.Scan(&d.table, &d.index, &d.def, &d.constraint, &d.kind)
+		return d, r.Scan(&d.table, &d.index, &d.def, &d.constraint, &d.kind, &d.constraintDef)
 	})
 	if err != nil {
+		return err
+	}
+	if err := b.loadPartitions(ctx); err != nil {
 		return err
 	}
 	var ddl strings.Builder
@@ -158,8 +171,9 @@ func (b *bulk) begin(ctx context.Context) error {
 		}
 		b.indexes = append(b.indexes, d)
 	}
-	// Emptied in this transaction, the tables take COPY FREEZE: rows are
-	// written frozen and all-visible, so index-only scans work at once.
+	// Emptied in this transaction, the tables (each partition) take COPY
+	// FREEZE: rows are written frozen and all-visible, so index-only scans
+	// work at once.
 	fmt.Fprintf(&ddl, "TRUNCATE %s;", strings.Join(all, ", "))
 	// Item names are staged without an index and merged once at the end.
 	ddl.WriteString("CREATE TEMP TABLE bulk_item_names (LIKE order_item_names) ON COMMIT DROP;")
@@ -171,6 +185,95 @@ func (b *bulk) begin(ctx context.Context) error {
 }
 
 func ident(s string) string { return pgx.Identifier{s}.Sanitize() }
+
+// hashBound reads a hash partition's bound.
+var hashBound = regexp.MustCompile(`^FOR VALUES WITH \(modulus (\d+), remainder (\d+)\)$`)
+
+// loadPartitions reads how the tables are partitioned: COPY FREEZE cannot
+// write into a partitioned table, so each restaurant's rows go straight
+// into its partition.
+func (b *bulk) loadPartitions(ctx context.Context) error {
+	names := make([]string, len(bulkTables))
+	for i, t := range bulkTables {
+		names[i] = t.name
+	}
+	rows, err := b.tx.Query(ctx, `SELECT p.relname, c.relname, pg_get_expr(c.relpartbound, c.oid)
+		FROM pg_inherits i
+		JOIN pg_class p ON p.oid = i.inhparent
+		JOIN pg_class c ON c.oid = i.inhrelid
+		WHERE p.relnamespace = current_schema()::regnamespace AND p.relname = ANY($1)`, names)
+	if err != nil {
+		return err
+	}
+	type part struct {
+		table, name        string
+		modulus, remainder int
+	}
+	parts, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (part, error) {
+		var p part
+		var bound string
+		if err := r.Scan(&p.table, &p.name, &bound); err != nil {
+			return p, err
+		}
+		m := hashBound.FindStringSubmatch(bound)
+		if m == nil {
+			return p, fmt.Errorf("partition %s of %s is not a hash partition (%s)", p.name, p.table, bound)
+		}
+		p.modulus, _ = strconv.Atoi(m[1])
+		p.remainder, _ = strconv.Atoi(m[2])
+		return p, nil
+	})
+	if err != nil {
+		return err
+	}
+	if len(parts) > 0 {
+		b.modulus = parts[0].modulus
+	}
+	b.partitions = make([][]string, len(bulkTables))
+	for i, t := range bulkTables {
+		if b.modulus == 0 {
+			b.partitions[i] = []string{t.name}
+			continue
+		}
+		b.partitions[i] = make([]string, b.modulus)
+	}
+	for _, p := range parts {
+		i := slices.Index(names, p.table)
+		if p.modulus != b.modulus || b.partitions[i][p.remainder] != "" {
+			return fmt.Errorf("the order tables are not all partitioned alike (%s of %s: modulus %d)", p.name, p.table, p.modulus)
+		}
+		b.partitions[i][p.remainder] = p.name
+	}
+	for i, ps := range b.partitions {
+		if slices.Contains(ps, "") {
+			return fmt.Errorf("%s lacks partitions of modulus %d", bulkTables[i].name, b.modulus)
+		}
+	}
+	b.pending = make([][][]byte, len(bulkTables))
+	for i := range b.pending {
+		b.pending[i] = make([][]byte, len(b.partitions[i]))
+	}
+	return nil
+}
+
+// remainder is the partition (remainder) of a restaurant's rows, asked of
+// PostgreSQL once per restaurant: its hash of the key is what routes rows.
+func (b *bulk) remainder(ctx context.Context, restaurantID string) (int, error) {
+	if b.modulus == 0 {
+		return 0, nil
+	}
+	if r, ok := b.remainders[restaurantID]; ok {
+		return r, nil
+	}
+	var r int
+	err := b.tx.QueryRow(ctx, `SELECT r FROM generate_series(0, $2::int - 1) r
+		WHERE satisfies_hash_partition('orders'::regclass, $2::int, r, $1::uuid)`, restaurantID, b.modulus).Scan(&r)
+	if err != nil {
+		return 0, fmt.Errorf("the partition of restaurant %s: %w", restaurantID, err)
+	}
+	b.remainders[strings.Clone(restaurantID)] = r
+	return r, nil
+}
 
 // finish rebuilds the indexes (first removing the earlier states of the
 // orders that came more than once) and stores the item names.
@@ -206,17 +309,18 @@ func (b *bulk) finish(ctx context.Context) error {
 	return nil
 }
 
-// rebuild creates one dropped index, and its constraint.
+// rebuild creates one dropped index, or its constraint with it (on a
+// partitioned table, on every partition).
 func (b *bulk) rebuild(ctx context.Context, d indexDef) error {
-	if _, err := b.tx.Exec(ctx, d.def); err != nil {
-		return fmt.Errorf("rebuild index %s: %w", d.index, err)
-	}
 	if d.kind == "p" || d.kind == "u" {
-		kind := map[string]string{"p": "PRIMARY KEY", "u": "UNIQUE"}[d.kind]
-		if _, err := b.tx.Exec(ctx, fmt.Sprintf("ALTER TABLE %s ADD CONSTRAINT %s %s USING INDEX %s",
-			ident(d.table), ident(d.constraint), kind, ident(d.index))); err != nil {
+		if _, err := b.tx.Exec(ctx, fmt.Sprintf("ALTER TABLE %s ADD CONSTRAINT %s %s",
+			ident(d.table), ident(d.constraint), d.constraintDef)); err != nil {
 			return fmt.Errorf("rebuild constraint %s: %w", d.constraint, err)
 		}
+		return nil
+	}
+	if _, err := b.tx.Exec(ctx, d.def); err != nil {
+		return fmt.Errorf("rebuild index %s: %w", d.index, err)
 	}
 	return nil
 }
@@ -252,12 +356,21 @@ func (b *bulk) copy(ctx context.Context, table string, cols []string, data []byt
 
 // bulkBatch is one batch encoded for binary COPY.
 type bulkBatch struct {
-	keys  []uint64    // hashes of the orders' (restaurant, order) keys
-	names [][2]string // distinct (restaurant, lower-cased line name)
-	data  [][]byte    // COPY rows per bulkTables entry
+	keys   []uint64     // hashes of the orders' (restaurant, order) keys
+	names  [][2]string  // distinct (restaurant, lower-cased line name)
+	data   [][]byte     // COPY rows per bulkTables entry, restaurant by restaurant
+	groups []batchGroup // where each restaurant's rows end in data
 }
 
-// Prepare encodes a batch (distinct orders) on a parsing worker.
+// batchGroup is one restaurant's rows in a bulkBatch: they end at end[i] of
+// data[i] (and start where the previous group's end).
+type batchGroup struct {
+	restaurantID string
+	end          []int
+}
+
+// Prepare encodes a batch (distinct orders) on a parsing worker, the rows of
+// each restaurant together, to go into its partition.
 func (b *bulk) Prepare(orders []domain.Order) (any, error) {
 	bb := &bulkBatch{keys: make([]uint64, len(orders))}
 	for i, o := range orders {
@@ -273,8 +386,10 @@ func (b *bulk) Prepare(orders []domain.Order) (any, error) {
 	case bufs = <-b.free:
 	default:
 	}
+	byRestaurant := slices.Clone(orders)
+	slices.SortStableFunc(byRestaurant, func(a, b domain.Order) int { return strings.Compare(a.RestaurantID, b.RestaurantID) })
 	var err error
-	bb.data, bb.names, err = encodeBatch(orders, bufs)
+	bb.data, bb.names, bb.groups, err = encodeBatch(byRestaurant, bufs)
 	return bb, err
 }
 
@@ -294,12 +409,21 @@ func (b *bulk) Store(ctx context.Context, prepared any) error {
 	for _, k := range bb.keys {
 		b.pendingKeys[k] = struct{}{}
 	}
-	for i, rows := range bb.data {
-		if len(b.pending[i]) == 0 {
-			b.pending[i] = append(b.pending[i], copySignature...)
+	start := make([]int, len(bb.data))
+	for _, g := range bb.groups {
+		r, err := b.remainder(ctx, g.restaurantID)
+		if err != nil {
+			return err
 		}
-		b.pending[i] = append(b.pending[i], rows...)
-		b.pendingSize += len(rows)
+		for i, rows := range bb.data {
+			p := &b.pending[i][r]
+			if len(*p) == 0 {
+				*p = append(*p, copySignature...)
+			}
+			*p = append(*p, rows[start[i]:g.end[i]]...)
+			b.pendingSize += g.end[i] - start[i]
+			start[i] = g.end[i]
+		}
 	}
 	select {
 	case b.free <- bb.data: // reuse the buffers for a later batch
@@ -336,17 +460,20 @@ func (b *bulk) Store(ctx context.Context, prepared any) error {
 	return b.copy(ctx, "bulk_item_names", []string{"restaurant_id", "name"}, buf.finish())
 }
 
-// flush COPYs the gathered rows, the orders before their children.
+// flush COPYs the gathered rows into their partitions, the orders before
+// their children.
 func (b *bulk) flush(ctx context.Context) error {
 	for i, t := range bulkTables {
-		if len(b.pending[i]) <= len(copySignature) {
-			continue
+		for r, rows := range b.pending[i] {
+			if len(rows) <= len(copySignature) {
+				continue
+			}
+			data := binary.BigEndian.AppendUint16(rows, 0xffff)
+			if err := b.copy(ctx, b.partitions[i][r], t.cols, data); err != nil {
+				return err
+			}
+			b.pending[i][r] = data[:0]
 		}
-		data := binary.BigEndian.AppendUint16(b.pending[i], 0xffff)
-		if err := b.copy(ctx, t.name, t.cols, data); err != nil {
-			return err
-		}
-		b.pending[i] = data[:0]
 	}
 	clear(b.pendingKeys)
 	b.pendingSize = 0
@@ -355,8 +482,9 @@ func (b *bulk) flush(ctx context.Context) error {
 
 // encodeBatch writes the rows of orders as binary COPY tuples (no header or
 // trailer), one buffer per bulkTables entry, with the same values Replace
-// stores. reuse, when not nil, holds buffers of an earlier batch to write into.
-func encodeBatch(orders []domain.Order, reuse [][]byte) ([][]byte, [][2]string, error) {
+// stores, and says where each run of orders of one restaurant ends. reuse,
+// when not nil, holds buffers of an earlier batch to write into.
+func encodeBatch(orders []domain.Order, reuse [][]byte) ([][]byte, [][2]string, []batchGroup, error) {
 	bufs := make([]copyBuf, len(bulkTables))
 	for i := range bufs {
 		if len(reuse) == len(bufs) {
@@ -368,8 +496,12 @@ func encodeBatch(orders []domain.Order, reuse [][]byte) ([][]byte, [][2]string, 
 	var keys []int64
 	var rates []byte
 	var lower []string
+	var groups []batchGroup
 	for _, o := range orders {
 		rid, oid := o.RestaurantID, o.OrderID
+		if len(groups) == 0 || groups[len(groups)-1].restaurantID != rid {
+			groups = append(groups, batchGroup{restaurantID: rid, end: make([]int, len(bufs))})
+		}
 		keys = keys[:0]
 		lower = lower[:0]
 		namesLen := 0
@@ -521,15 +653,18 @@ func encodeBatch(orders []domain.Order, reuse [][]byte) ([][]byte, [][2]string, 
 			w.text(p.Currency)
 			w.timestamptz(p.CreatedAt)
 		}
+		for i := range bufs {
+			groups[len(groups)-1].end[i] = len(bufs[i].b)
+		}
 	}
 	out := make([][]byte, len(bufs))
 	for i := range bufs {
 		if bufs[i].err != nil {
-			return nil, nil, fmt.Errorf("encode %s: %w", bulkTables[i].name, bufs[i].err)
+			return nil, nil, nil, fmt.Errorf("encode %s: %w", bulkTables[i].name, bufs[i].err)
 		}
 		out[i] = bufs[i].b
 	}
-	return out, names, nil
+	return out, names, groups, nil
 }
 
 // appendVatRates writes a line's VAT rates as JSON (jsonb stores the same

@@ -43,19 +43,17 @@ func TestReplaceRecordsOrderEvents(t *testing.T) {
 			[]recorded{{contracts.EventOrderUpdated, rid, "b", "paid", 100}}},
 		{"a failing replace records nothing", []domain.Order{sampleOrder("e", "paid"), tooLong}, true, nil},
 	}
-	for _, st := range steps {
-		err := s.Replace(ctx, st.orders)
-		if (err != nil) != st.wantErr {
-			t.Fatalf("%s: err %v", st.name, err)
-		}
+	type row struct {
+		pos int64
+		rec recorded
+	}
+	// take removes the recorded events from the outbox and returns them.
+	take := func(name string) []row {
 		rows, err := s.DB.QueryContext(ctx, `DELETE FROM outbox_events RETURNING pos, id, type, restaurant_id, data`)
 		if err != nil {
 			t.Fatal(err)
 		}
-		type row struct {
-			pos int64
-			rec recorded
-		}
+		defer rows.Close()
 		var got []row
 		for rows.Next() {
 			var r row
@@ -70,12 +68,22 @@ func TestReplaceRecordsOrderEvents(t *testing.T) {
 				Items             []any  `json:"items"`
 			}
 			if err := json.Unmarshal([]byte(data), &v); err != nil || !strings.HasPrefix(id, "evt_") || v.Items == nil {
-				t.Fatalf("%s: event %s data %s: %v", st.name, id, data, err)
+				t.Fatalf("%s: event %s data %s: %v", name, id, data, err)
 			}
 			r.rec.OrderID, r.rec.Status, r.rec.RefundAmountMinor = v.OrderID, v.Status, v.RefundAmountMinor
 			got = append(got, r)
 		}
-		rows.Close()
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	for _, st := range steps {
+		err := s.Replace(ctx, st.orders)
+		if (err != nil) != st.wantErr {
+			t.Fatalf("%s: err %v", st.name, err)
+		}
+		got := take(st.name)
 		// DELETE … RETURNING has no order: sort by position.
 		for i := range got {
 			for j := i + 1; j < len(got); j++ {

@@ -2,14 +2,35 @@ package store_test
 
 import (
 	"context"
+	"database/sql"
+	"fmt"
 	"testing"
 
 	"github.com/pressly/goose/v3"
-	"github.com/pressly/goose/v3/database"
+	goosedb "github.com/pressly/goose/v3/database"
 
+	"partnerapi.dev/pkg/config"
+	"partnerapi.dev/pkg/database"
+	"partnerapi.dev/pkg/testenv"
 	"partnerapi.dev/services/orders/internal/domain"
+	"partnerapi.dev/services/orders/internal/store"
 	"partnerapi.dev/services/orders/migrations"
 )
+
+// migrator applies the orders migrations to db's schema one by one, the
+// order tables getting partitions hash partitions.
+func migrator(t testing.TB, db *sql.DB, partitions int) *goose.Provider {
+	t.Helper()
+	gooseStore, err := goosedb.NewStore(goosedb.DialectPostgres, "orders.goose_db_version")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := goose.NewProvider("", db, migrations.FS, goose.WithStore(gooseStore), goose.WithGoMigrations(migrations.Go(partitions)...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
 
 // Migration 00005 fills order_item_keys from the orders already stored, and
 // going down restores the item-key GIN index it replaces.
@@ -20,14 +41,7 @@ func TestItemKeysMigration(t *testing.T) {
 	if err := s.Replace(ctx, orders); err != nil {
 		t.Fatal(err)
 	}
-	gooseStore, err := database.NewStore(database.DialectPostgres, "orders.goose_db_version")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := goose.NewProvider("", s.DB, migrations.FS, goose.WithStore(gooseStore), goose.WithGoMigrations(migrations.Go()...))
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := migrator(t, s.DB, migrations.DefaultPartitions)
 	if _, err := p.DownTo(ctx, 4); err != nil {
 		t.Fatal(err)
 	}
@@ -44,6 +58,119 @@ func TestItemKeysMigration(t *testing.T) {
 	var n int
 	if err := s.DB.QueryRow(`SELECT count(*) FROM order_item_keys`).Scan(&n); err != nil || n != 3 {
 		t.Fatalf("%d item keys filled in (%v), want 3", n, err)
+	}
+	itemKeysMatchOrders(t, s)
+}
+
+// Migration 8 turns the order tables of a database that holds orders,
+// written by the schema before it, into hash partitions by restaurant:
+// every row kept, each table with the indexes, constraints and statistics
+// objects it had, the statistics objects on every partition too. Going down
+// turns them back into plain tables, rows kept.
+func TestPartitionMigrationKeepsRows(t *testing.T) {
+	ctx := context.Background()
+	const partitions = 4
+	url := testenv.NewDatabase(t, "orders-before-partitions", func(ctx context.Context, url string) error {
+		db, err := database.Open(ctx, database.Config{URL: config.Secret(url)}, "orders")
+		if err != nil {
+			return err
+		}
+		defer db.Close(ctx)
+		if _, err := db.SQL.ExecContext(ctx, "CREATE SCHEMA orders"); err != nil {
+			return err
+		}
+		_, err = migrator(t, db.SQL, partitions).UpTo(ctx, 7)
+		return err
+	})
+	db, err := database.Open(ctx, database.Config{URL: config.Secret(url)}, "orders")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close(ctx) })
+	s := &store.Store{DB: db.SQL}
+
+	var orders []domain.Order
+	for i := range 12 {
+		orders = append(orders, richOrder(t, i, "paid"))
+		o := sampleOrder(fmt.Sprintf("s-%d", i), "refunded", "Soup", fmt.Sprintf("Dish %d", i))
+		o.RestaurantID = fmt.Sprintf("00000000-0000-4000-8000-0000000000%02d", 10+i)
+		orders = append(orders, o)
+	}
+	if err := s.Replace(ctx, orders); err != nil {
+		t.Fatal(err)
+	}
+	partitioned := func() (tables, parts int) {
+		t.Helper()
+		if err := s.DB.QueryRow(`SELECT count(DISTINCT pt.partrelid), count(i.inhrelid) FROM pg_partitioned_table pt
+			JOIN pg_class c ON c.oid = pt.partrelid LEFT JOIN pg_inherits i ON i.inhparent = pt.partrelid
+			WHERE c.relnamespace = current_schema()::regnamespace`).Scan(&tables, &parts); err != nil {
+			t.Fatal(err)
+		}
+		return tables, parts
+	}
+	// The order tables' own indexes, constraints and statistics objects.
+	definitions := func() string {
+		t.Helper()
+		var defs string
+		if err := s.DB.QueryRow(`WITH d(def) AS (
+			SELECT replace(pg_get_indexdef(indexrelid), ' ON ONLY ', ' ON ') FROM pg_index WHERE indrelid = ANY($1::text[]::regclass[])
+			UNION ALL SELECT conrelid::regclass || ' ' || conname || ' ' || pg_get_constraintdef(oid)
+				FROM pg_constraint WHERE conrelid = ANY($1::text[]::regclass[])
+			UNION ALL SELECT pg_get_statisticsobjdef(oid) FROM pg_statistic_ext WHERE stxrelid = ANY($1::text[]::regclass[]))
+			SELECT string_agg(def, E'\n' ORDER BY def) FROM d`, migrations.PartitionedTables).Scan(&defs); err != nil {
+			t.Fatal(err)
+		}
+		return defs
+	}
+	rows, defs := tableRows(t, s), definitions()
+	if tables, _ := partitioned(); tables != 0 {
+		t.Fatalf("%d partitioned tables before the migration", tables)
+	}
+
+	p := migrator(t, s.DB, partitions)
+	if _, err := p.Up(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if tables, parts := partitioned(); tables != len(migrations.PartitionedTables) || parts != partitions*tables {
+		t.Fatalf("%d partitioned tables with %d partitions, want %d with %d each", tables, parts, len(migrations.PartitionedTables), partitions)
+	}
+	if got := tableRows(t, s); got != rows {
+		t.Fatalf("rows after the migration:\n%s\nbefore:\n%s", got, rows)
+	}
+	if got := definitions(); got != defs {
+		t.Fatalf("definitions after the migration:\n%s\nbefore:\n%s", got, defs)
+	}
+	var used, stats int
+	if err := s.DB.QueryRow(`SELECT count(DISTINCT tableoid) FROM orders`).Scan(&used); err != nil || used < 2 {
+		t.Fatalf("the orders are in %d partitions (%v)", used, err)
+	}
+	if err := s.DB.QueryRow(`SELECT count(*) FROM pg_statistic_ext s JOIN pg_inherits i ON i.inhrelid = s.stxrelid
+		WHERE i.inhparent = 'order_item_keys'::regclass`).Scan(&stats); err != nil || stats != partitions {
+		t.Fatalf("%d partitions of order_item_keys have statistics objects (%v), want %d", stats, err, partitions)
+	}
+	itemKeysMatchOrders(t, s)
+	got, err := s.Get(ctx, orders[1].RestaurantID, orders[1].OrderID)
+	if err != nil || got.Status != "refunded" {
+		t.Fatalf("order after the migration: %+v %v", got, err)
+	}
+	// Written after the migration, an order goes into its partition.
+	more := sampleOrder("after", "paid", "Tea")
+	if err := s.Replace(ctx, []domain.Order{more}); err != nil {
+		t.Fatal(err)
+	}
+
+	if _, err := p.DownTo(ctx, 7); err != nil {
+		t.Fatal(err)
+	}
+	if tables, _ := partitioned(); tables != 0 {
+		t.Fatalf("%d partitioned tables after going down", tables)
+	}
+	if got := definitions(); got != defs {
+		t.Fatalf("definitions after going down:\n%s\nbefore:\n%s", got, defs)
+	}
+	var n int
+	if err := s.DB.QueryRow(`SELECT count(*) FROM orders`).Scan(&n); err != nil || n != len(orders)+1 {
+		t.Fatalf("%d orders after going down (%v), want %d", n, err, len(orders)+1)
 	}
 	itemKeysMatchOrders(t, s)
 }

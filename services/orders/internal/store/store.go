@@ -24,7 +24,11 @@ import (
 
 // Store implements domain.Repository.
 type Store struct {
+	// DB is the primary: ingestion and everything it reads.
 	DB *sql.DB
+	// Reads, when set, serves search and details from a streaming replica
+	// that has replayed every write committed before the read began.
+	Reads *database.Reads
 	// FreshLoad makes Replace COPY straight into the tables, skipping the
 	// staging upsert; a batch that meets an existing order falls back to
 	// the upsert. (The import command loads an empty schema with BulkLoad.)
@@ -116,11 +120,12 @@ func (s *Store) replace(ctx context.Context, conn *sql.Conn, stages []*stage, or
 		return pgx.BeginFunc(ctx, pc, func(tx pgx.Tx) error {
 			var changes []change
 			if s.EventData != nil && !direct {
-				// Staged by replaceTx before it upserts: compare with
-				// the stored state first.
-				return replaceTx(ctx, tx, stages, len(orders), direct, func() error {
-					var err error
-					changes, err = classify(ctx, tx)
+				// Called by replaceTx once it holds the staged orders' row
+				// locks, before it changes them: the orders it inserted
+				// are created, the others compared with their stored state.
+				return replaceTx(ctx, tx, stages, len(orders), direct, func(created []change) error {
+					changed, err := classify(ctx, tx)
+					changes = append(created, changed...)
 					return err
 				}, func() error { return s.record(ctx, tx, orders, changes) })
 			}
@@ -143,9 +148,12 @@ type change struct {
 	restaurantID, orderID, event string
 }
 
-// classify compares the staged orders with the stored ones: new, refund
-// grown, or otherwise different (any column of the order row, which
-// carries the totals, counts and item names of its children).
+// classify compares the staged orders with the stored ones, which the
+// replace has locked: refund grown, or otherwise different (any column of
+// the order row, which carries the totals, counts and item names of its
+// children). It is a statement of its own, run after the lock: under READ
+// COMMITTED it then sees what a concurrent replace of the same orders
+// committed. The orders this replace inserted equal their staged rows.
 func classify(ctx context.Context, tx pgx.Tx) ([]change, error) {
 	cols := orderColumns[2:]
 	stored, staged := make([]string, len(cols)), make([]string, len(cols))
@@ -153,15 +161,18 @@ func classify(ctx context.Context, tx pgx.Tx) ([]change, error) {
 		stored[i], staged[i] = "o."+c, "s."+c
 	}
 	rows, err := tx.Query(ctx, fmt.Sprintf(`SELECT s.restaurant_id::text, s.order_id::text,
-       CASE WHEN o.order_id IS NULL THEN $1
-            WHEN s.refund_amount_minor > o.refund_amount_minor THEN $2
-            ELSE $3 END
-  FROM stage_orders s LEFT JOIN orders o ON o.restaurant_id = s.restaurant_id AND o.order_id = s.order_id
- WHERE o.order_id IS NULL OR (%s) IS DISTINCT FROM (%s)`, strings.Join(stored, ", "), strings.Join(staged, ", ")),
-		contracts.EventOrderCreated, contracts.EventOrderRefunded, contracts.EventOrderUpdated)
+       CASE WHEN s.refund_amount_minor > o.refund_amount_minor THEN $1 ELSE $2 END
+  FROM stage_orders s JOIN orders o ON o.restaurant_id = s.restaurant_id AND o.order_id = s.order_id
+ WHERE (%s) IS DISTINCT FROM (%s)`, strings.Join(stored, ", "), strings.Join(staged, ", ")),
+		contracts.EventOrderRefunded, contracts.EventOrderUpdated)
 	if err != nil {
 		return nil, fmt.Errorf("compare orders: %w", err)
 	}
+	return collectChanges(rows)
+}
+
+// collectChanges reads (restaurant, order, event) rows.
+func collectChanges(rows pgx.Rows) ([]change, error) {
 	var out []change
 	for rows.Next() {
 		var c change
@@ -220,8 +231,10 @@ func newStages() []*stage {
 
 // replaceTx stores staged rows in tx: straight into the tables (direct) or
 // through staging tables and set-based statements.
-// before runs once the rows are staged, after once they are stored.
-func replaceTx(ctx context.Context, tx pgx.Tx, stages []*stage, n int, direct bool, before, after func() error) error {
+// locked runs (not direct) once the staged orders are locked, before they
+// change, with the orders this replace inserted; after runs once they are
+// stored.
+func replaceTx(ctx context.Context, tx pgx.Tx, stages []*stage, n int, direct bool, locked func(created []change) error, after func() error) error {
 	staged := stages
 	if direct {
 		staged = stages[6:7] // only the name dictionary needs ON CONFLICT
@@ -245,15 +258,12 @@ func replaceTx(ctx context.Context, tx pgx.Tx, stages []*stage, n int, direct bo
 			return fmt.Errorf("copy into %s: %w", target, err)
 		}
 	}
-	if before != nil {
-		if err := before(); err != nil {
-			return err
-		}
-	}
 	var sqls strings.Builder
 	if !direct {
 		if n > 500 {
-			sqls.WriteString("ANALYZE stage_orders;")
+			if _, err := tx.Exec(ctx, "ANALYZE stage_orders"); err != nil {
+				return fmt.Errorf("analyze staged orders: %w", err)
+			}
 		}
 		cols := strings.Join(orderColumns, ", ")
 		stored, staged, set := make([]string, 0, len(orderColumns)), make([]string, 0, len(orderColumns)), make([]string, 0, len(orderColumns))
@@ -267,8 +277,24 @@ func replaceTx(ctx context.Context, tx pgx.Tx, stages []*stage, n int, direct bo
 		// anything of it is swapped. Under the lock the stored row says which
 		// item keys to delete (its occurred_at and item_keys); then the
 		// orders that differ are updated and the children swapped.
-		fmt.Fprintf(&sqls, "INSERT INTO orders (%s) SELECT %s FROM stage_orders ORDER BY restaurant_id, order_id ON CONFLICT (restaurant_id, order_id) DO NOTHING;", cols, cols)
-		fmt.Fprintf(&sqls, "SELECT 1 FROM orders o JOIN stage_orders s ON %s ORDER BY o.restaurant_id, o.order_id FOR UPDATE OF o;", match)
+		insert := fmt.Sprintf("INSERT INTO orders (%s) SELECT %s FROM stage_orders ORDER BY restaurant_id, order_id ON CONFLICT (restaurant_id, order_id) DO NOTHING", cols, cols)
+		lock := fmt.Sprintf("SELECT 1 FROM orders o JOIN stage_orders s ON %s ORDER BY o.restaurant_id, o.order_id FOR UPDATE OF o", match)
+		if locked == nil {
+			fmt.Fprintf(&sqls, "%s;%s;", insert, lock)
+		} else {
+			// What the orders were before this replace is read under the
+			// lock, in statements after it.
+			created, err := insertedOrders(ctx, tx, insert)
+			if err != nil {
+				return err
+			}
+			if _, err := tx.Exec(ctx, lock); err != nil {
+				return fmt.Errorf("lock orders: %w", err)
+			}
+			if err := locked(created); err != nil {
+				return err
+			}
+		}
 		// Each stored key is found by its whole primary key (an item_key =
 		// ANY(item_keys) condition may be left out of the index search).
 		fmt.Fprintf(&sqls, `DELETE FROM order_item_keys k USING (SELECT o.restaurant_id, unnest(o.item_keys) AS item_key, o.occurred_at, o.order_id
@@ -295,6 +321,16 @@ func replaceTx(ctx context.Context, tx pgx.Tx, stages []*stage, n int, direct bo
 		return after()
 	}
 	return nil
+}
+
+// insertedOrders runs the insert of the new orders and returns those it
+// inserted, as created changes.
+func insertedOrders(ctx context.Context, tx pgx.Tx, insert string) ([]change, error) {
+	rows, err := tx.Query(ctx, insert+" RETURNING restaurant_id::text, order_id::text, $1::text", contracts.EventOrderCreated)
+	if err != nil {
+		return nil, fmt.Errorf("insert orders: %w", err)
+	}
+	return collectChanges(rows)
 }
 
 // ItemKey is the per-restaurant key of a lower-cased line name in
@@ -401,8 +437,24 @@ func scanOrder(rows interface{ Scan(...any) error }, restaurantID string) (domai
 	return o, nil
 }
 
+// reader is the store reading from the pool Reads picks for this read (the
+// primary without a replica): one pick for all the statements of a search
+// or a details read.
+func (s *Store) reader(ctx context.Context) *Store {
+	if s.Reads == nil {
+		return s
+	}
+	r := *s
+	r.DB = s.Reads.DB(ctx).SQL
+	return &r
+}
+
 // Search runs one keyset page of an order search.
 func (s *Store) Search(ctx context.Context, f domain.Filter) (domain.Page, error) {
+	return s.reader(ctx).search(ctx, f)
+}
+
+func (s *Store) search(ctx context.Context, f domain.Filter) (domain.Page, error) {
 	if err := validTextFilters(f); err != nil {
 		return domain.Page{}, err
 	}
@@ -732,6 +784,10 @@ func queryAll(ctx context.Context, db *sql.DB, q string, scan func(*sql.Rows) er
 
 // Get reads one order of a restaurant with its capped children.
 func (s *Store) Get(ctx context.Context, restaurantID, orderID string) (domain.Order, error) {
+	return s.reader(ctx).get(ctx, restaurantID, orderID)
+}
+
+func (s *Store) get(ctx context.Context, restaurantID, orderID string) (domain.Order, error) {
 	// Postgres refuses a query with invalid text (an internal error);
 	// callers check it first, this keeps it so for any caller.
 	if err := domain.OrderIDParam(orderID); err != nil {
@@ -813,7 +869,7 @@ func (s *Store) paymentReferences(ctx context.Context, restaurantID, orderID str
 }
 
 // validTextFilters refuses a filter Postgres could not compare: the text
-// rules of ParseSearch, for callers that build a Filter themselves.
+// rules of the api's ParseSearch, for callers that build a Filter themselves.
 func validTextFilters(f domain.Filter) error {
 	for _, t := range []struct {
 		name string

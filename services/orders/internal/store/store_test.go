@@ -20,7 +20,7 @@ import (
 func openStore(t testing.TB) *store.Store {
 	t.Helper()
 	ctx := context.Background()
-	url := testenv.NewDatabase(t, "orders", database.MigrateURL("orders", migrations.FS, migrations.Go()...))
+	url := testenv.NewDatabase(t, "orders", database.MigrateURL("orders", migrations.FS, migrations.Go(migrations.DefaultPartitions)...))
 	db, err := database.Open(ctx, database.Config{URL: config.Secret(url)}, "orders")
 	if err != nil {
 		t.Fatal(err)

@@ -122,7 +122,3 @@ type PartnerClientList struct {
 	metav1.ListMeta `json:"metadata,omitempty"`
 	Items           []PartnerClient `json:"items"`
 }
-
-func init() {
-	SchemeBuilder.Register(&PartnerClient{}, &PartnerClientList{})
-}

@@ -59,6 +59,13 @@ func (c *Config) Validate() error {
 }
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == config.CheckCommand {
+		if err := config.Check(context.Background(), &Config{}, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "partneroperator:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(ctrl.SetupSignalHandler()); err != nil {
 		fmt.Fprintln(os.Stderr, "partneroperator:", err)
 		os.Exit(1)

@@ -334,7 +334,7 @@ func sameSet(a, b []string) bool {
 	return slices.Equal(slices.Compact(a), slices.Compact(b))
 }
 
-const secretRefIndex = "spec.secretRef.name"
+const secretRefIndex = "spec.secretRef.name" //nolint:gosec // G101: a field index name, not a credential
 
 // SetupWithManager watches PartnerClients. Status writes do not trigger a
 // reconcile (the periodic resync covers identity); spec changes and deletion do.

@@ -107,7 +107,7 @@ func startIdentity(t *testing.T) *identityProcess {
 		cmd := exec.CommandContext(ctx, bin, "migrate")
 		cmd.Env = append(os.Environ(), append(base, "DATABASE_URL="+url)...)
 		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("identity migrate: %v\n%s", err, out)
+			return fmt.Errorf("identity migrate: %w\n%s", err, out)
 		}
 		return nil
 	}

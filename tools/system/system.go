@@ -1,7 +1,8 @@
-// Package loadgen holds what the load tests behind make bench and make
-// bench-orders share: starting the local stack (bin/devstack), nginx as a
-// reference proxy, vegeta runs, latency quantiles and the machine's load.
-package loadgen
+// Package system starts the whole system for the tests and measurements
+// that call it from outside (e2e, oauthinterop, faults, loadgen): it builds
+// every process the registry lists, runs bin/devstack at free ports and
+// describes what is running, its URLs, demo tokens and secrets.
+package system
 
 import (
 	"bufio"
@@ -24,6 +25,10 @@ import (
 	"partnerapi.dev/tools/registry"
 )
 
+// SecretsFile is the file in devstack's --data folder that holds its
+// generated secrets, KEY=value a line (ReadSecrets).
+const SecretsFile = "secrets.env"
+
 // Stack is a running bin/devstack.
 type Stack struct {
 	// Gateway, Identity and Orders are the public base URLs of those processes.
@@ -32,9 +37,12 @@ type Stack struct {
 	// public and internal (metrics; identity's admin API) listeners, by
 	// process name.
 	Public, Internal map[string]string
-	// Token is the demo owner's access token devstack printed.
-	Token string
-	// Secrets are devstack's generated secrets (DIR/secrets.env).
+	// Token is the demo owner's access token devstack printed (restaurant
+	// boundary), OrgToken the organization admin's (organization boundary).
+	Token, OrgToken string
+	// Welcome is everything devstack printed once ready.
+	Welcome string
+	// Secrets are devstack's generated secrets (SecretsFile).
 	Secrets map[string]string
 
 	cmd    *exec.Cmd
@@ -42,8 +50,8 @@ type Stack struct {
 	exited chan error
 }
 
-// StackOptions says how to start devstack.
-type StackOptions struct {
+// Options says how to start devstack.
+type Options struct {
 	Bin  string   // folder with the built binaries
 	Dir  string   // devstack's --data folder
 	Env  []string // devstack's whole environment (children inherit it); nil: this process's
@@ -54,7 +62,7 @@ type StackOptions struct {
 	Upstreams map[string]string
 }
 
-// Build compiles into dir what StartStack runs: every process devstack
+// Build compiles into dir what Start runs: every process devstack
 // starts, each module on its own (GOWORK=off) as a team would build it, and
 // devstack, seed and partnerctl. root is the repository's root folder.
 func Build(root, dir string) error {
@@ -75,10 +83,10 @@ func Build(root, dir string) error {
 	return nil
 }
 
-// StartStack starts bin/devstack run at a free port offset and waits until it
+// Start starts bin/devstack run at a free port offset and waits until it
 // printed the demo token and "Press Ctrl-C to stop.".
-func StartStack(ctx context.Context, o StackOptions) (*Stack, error) {
-	offset, err := FreeOffset()
+func Start(ctx context.Context, o Options) (*Stack, error) {
+	offset, err := freeOffset()
 	if err != nil {
 		return nil, err
 	}
@@ -94,6 +102,9 @@ func StartStack(ctx context.Context, o StackOptions) (*Stack, error) {
 	if cmd.Env == nil {
 		cmd.Env = os.Environ()
 	}
+	// Stacks of parallel test packages may share one Redis: each counts
+	// its rate limits apart (an env var given in o.Env comes later and wins).
+	cmd.Env = append([]string{fmt.Sprintf("RATE_LIMIT_KEY_PREFIX=stack-%d-%d:", offset, time.Now().UnixNano())}, cmd.Env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGINT}
 	s := &Stack{Public: map[string]string{}, Internal: map[string]string{}, cmd: cmd, logs: &syncBuffer{}, exited: make(chan error, 1)}
 	for _, p := range registry.Processes() {
@@ -123,16 +134,22 @@ func StartStack(ctx context.Context, o StackOptions) (*Stack, error) {
 		s.exited <- cmd.Wait()
 	}()
 	timeout := time.After(o.Wait)
+	var welcome strings.Builder
 	for {
 		select {
 		case line, ok := <-lines:
 			if !ok {
 				return nil, fmt.Errorf("devstack exited before it was ready:\n%s", s.Logs())
 			}
+			welcome.WriteString(line + "\n")
 			if v, found := strings.CutPrefix(strings.TrimSpace(line), "export TOKEN="); found {
 				s.Token = v
 			}
+			if v, found := strings.CutPrefix(strings.TrimSpace(line), "export ORG_TOKEN="); found {
+				s.OrgToken = v
+			}
 			if strings.HasPrefix(line, "Press Ctrl-C") {
+				s.Welcome = welcome.String()
 				go func() {
 					for range lines { // keep draining
 					}
@@ -141,7 +158,7 @@ func StartStack(ctx context.Context, o StackOptions) (*Stack, error) {
 					s.Stop()
 					return nil, fmt.Errorf("devstack printed no demo token:\n%s", s.Logs())
 				}
-				if s.Secrets, err = ReadSecrets(filepath.Join(o.Dir, "secrets.env")); err != nil {
+				if s.Secrets, err = ReadSecrets(filepath.Join(o.Dir, SecretsFile)); err != nil {
 					s.Stop()
 					return nil, err
 				}
@@ -189,7 +206,7 @@ func (s *Stack) Close() error {
 	}
 }
 
-// ReadSecrets reads a KEY=value file such as devstack's secrets.env.
+// ReadSecrets reads a KEY=value file such as devstack's SecretsFile.
 func ReadSecrets(path string) (map[string]string, error) {
 	raw, err := os.ReadFile(path)
 	if err != nil {
@@ -204,9 +221,9 @@ func ReadSecrets(path string) (map[string]string, error) {
 	return m, nil
 }
 
-// FreeOffset finds a port offset at which every registered process's public
+// freeOffset finds a port offset at which every registered process's public
 // and internal ports + offset are free.
-func FreeOffset() (int, error) {
+func freeOffset() (int, error) {
 	var ports []int
 	for _, p := range registry.Processes() {
 		ports = append(ports, p.Port, p.InternalPort)

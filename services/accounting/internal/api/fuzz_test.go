@@ -1,0 +1,57 @@
+package api_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+
+	"partnerapi.dev/pkg/testenv"
+)
+
+// FuzzWriteBodies sends the payment-correction writes, against a real
+// database, with arbitrary text in one string of a valid body or an
+// arbitrary body (testenv.FuzzWriteBodies): never a 5xx, always the
+// envelope, no internals, no quoted input. make fuzz runs it.
+func FuzzWriteBodies(f *testing.F) {
+	e := newEnv(f)
+	writes := correctionWrites(e)
+	testenv.FuzzWriteBodies(f, writes, func(t *testing.T, method, path string, body []byte) (int, []byte) {
+		e.use(t)
+		return e.do(method, path, helsinki, bytes.NewReader(body), nil)
+	})
+}
+
+func mustJSON(t testing.TB, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// correctionWrites are the payment-correction writes with valid bodies
+// over a corrected day's sources.
+func correctionWrites(e *env) []testenv.Write {
+	correctionDay(e)
+	r := base(helsinki)
+	_, preview := e.post(r+"/payment-corrections/preview", helsinki, previewBody("correct", "cash"))
+	apply := string(mustJSON(e.t, writeBody(data(e.t, preview), "{KEY}")))
+	return []testenv.Write{
+		{Method: http.MethodPost, Path: r + "/payment-corrections/preview", Body: string(mustJSON(e.t, previewBody("correct", "cash")))},
+		{Method: http.MethodPost, Path: r + "/payment-corrections/apply", Body: apply},
+		{Method: http.MethodPost, Path: r + "/payment-corrections/undo", Body: strings.Replace(apply, `"correct"`, `"undo"`, 1)},
+	}
+}
+
+// TestWrongTypesAreNamed: a value of the wrong JSON type anywhere in a
+// correction body is a 400 naming its path as the body spells it.
+func TestWrongTypesAreNamed(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	testenv.CheckWrongTypes(t, correctionWrites(e), func(t *testing.T, method, path string, body []byte) (int, []byte) {
+		return e.do(method, path, helsinki, bytes.NewReader(body), nil)
+	})
+}

@@ -1,0 +1,70 @@
+package api_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"partnerapi.dev/pkg/config"
+	"partnerapi.dev/pkg/database"
+	"partnerapi.dev/pkg/testenv"
+	"partnerapi.dev/services/accounting/internal/domain"
+	"partnerapi.dev/services/accounting/migrations"
+)
+
+// With a streaming replica, reports are read from it, and a partner who
+// applies a correction and then reads the report sees the correction even
+// while the replica's replay is paused (the read waits for the replica,
+// then reads from the primary).
+func TestReplicaReadsSeeTheirWrites(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	primary, replica := testenv.PostgresWithReplica(t)
+	if err := database.MigrateURL("accounting", migrations.FS, migrations.Go()...)(ctx, primary); err != nil {
+		t.Fatal(err)
+	}
+	e := newEnvOn(t, database.Config{URL: config.Secret(primary), ReadURL: config.Secret(replica), ReadWait: 50 * time.Millisecond, MaxOpenConns: 20})
+	correctionDay(e)
+	report := reportPath(helsinki, "day", "2026-07-01", "2026-07-01")
+	applied := func() int {
+		_, body := e.get(report, helsinki)
+		return len(data(t, body)["appliedCorrectionIds"].([]any))
+	}
+	if err := e.reads.WaitReplica(ctx, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if n := applied(); n != 0 {
+		t.Fatalf("before: %d corrections", n)
+	}
+
+	// The replica stops replaying; a correction is written on the primary.
+	pause := func(fn string) {
+		if err := e.reads.Replica().Gorm.Exec(`SELECT ` + fn + `()`).Error; err != nil {
+			t.Fatal(err)
+		}
+	}
+	pause("pg_wal_replay_pause")
+	_, body := e.post(base(helsinki)+"/payment-corrections/preview", helsinki, previewBody("correct", "cash"))
+	if status, body := e.post(base(helsinki)+"/payment-corrections/apply", helsinki, writeBody(data(t, body), domain.NewID())); status != 200 {
+		t.Fatalf("apply: %d %v", status, body)
+	}
+	var onReplica int
+	if err := e.reads.Replica().Gorm.Raw(`SELECT count(*) FROM correction_ledger`).Scan(&onReplica).Error; err != nil || onReplica != 0 {
+		t.Fatalf("the paused replica has %d ledger rows (%v)", onReplica, err)
+	}
+	if n := applied(); n != 1 {
+		t.Fatalf("the report after the apply shows %d corrections", n)
+	}
+	if e.reads.DB(ctx) == e.reads.Replica() {
+		t.Fatal("a lagging replica served a read")
+	}
+
+	// Replay again: reads go back to the replica, with the correction.
+	pause("pg_wal_replay_resume")
+	if err := e.reads.WaitReplica(ctx, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if n := applied(); n != 1 {
+		t.Fatalf("from the replica: %d corrections", n)
+	}
+}

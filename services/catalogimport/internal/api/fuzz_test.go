@@ -1,0 +1,53 @@
+package api_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"testing"
+
+	"partnerapi.dev/pkg/testenv"
+)
+
+// FuzzWriteBodies sends catalog-import plan and apply, against a real
+// database and the real menus service, with arbitrary text in one string
+// of a valid body or an arbitrary body (testenv.FuzzWriteBodies): never a
+// 5xx, always the envelope, no internals, no quoted input. make fuzz runs
+// it.
+func FuzzWriteBodies(f *testing.F) {
+	e := newEnv(f, options{})
+	writes := importWrites(e)
+	testenv.FuzzWriteBodies(f, writes, func(t *testing.T, method, path string, body []byte) (int, []byte) {
+		e.t = t
+		return e.do(method, path, helsinki, string(body))
+	})
+}
+
+// importWrites are plan and apply of the documented example into a new
+// draft, with valid bodies.
+func importWrites(e *env) []testenv.Write {
+	body := map[string]any{"target": map[string]any{"mode": "new_draft"}, "document": cafe(e.t)}
+	plan, err := json.Marshal(body)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	body["expectedPlanHash"] = e.plan(newDraft, cafe(e.t))["planHash"]
+	body["idempotencyKey"], body["confirmed"] = "{KEY}", true
+	apply, err := json.Marshal(body)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return []testenv.Write{
+		{Method: http.MethodPost, Path: base(helsinki) + "/plan", Body: string(plan)},
+		{Method: http.MethodPost, Path: base(helsinki) + "/apply", Body: string(apply)},
+	}
+}
+
+// TestWrongTypesAreNamed: a value of the wrong JSON type anywhere in a
+// plan or apply body is a 400 naming its path as the body spells it.
+func TestWrongTypesAreNamed(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, nowhere(t))
+	testenv.CheckWrongTypes(t, importWrites(e), func(t *testing.T, method, path string, body []byte) (int, []byte) {
+		return e.do(method, path, helsinki, string(body))
+	})
+}

@@ -1,0 +1,83 @@
+package e2e
+
+import (
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/uuid"
+
+	"partnerapi.dev/pkg/apispec"
+	"partnerapi.dev/services/contracts"
+	"partnerapi.dev/tools/system"
+)
+
+// welcomeTokens checks what `make run` prints a newcomer: a restaurant token
+// holding every scope the demo client may have (svc.organization.read is kept
+// only for an organization boundary) with which a first write works, an
+// organization token, each area's scopes, and the connected-apps page (against
+// an E2E_TARGET, the tokens and the page: nothing was printed).
+func welcomeTokens(t *testing.T, sys *system.Stack, restaurant string) {
+	claims, err := system.TokenClaims(sys.Token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, s := range contracts.ScopeNames() {
+		if s != contracts.ScopeOrganizationRead {
+			want = append(want, s)
+		}
+	}
+	if got := strings.Fields(claims.Scope); !slices.Equal(slices.Sorted(slices.Values(got)), slices.Sorted(slices.Values(want))) {
+		t.Errorf("the printed TOKEN holds %v, want every scope the demo client may have: %v", got, want)
+	}
+	st, data := call(t, sys, "POST", "/v1/restaurants/"+restaurant+"/menus", sys.Token,
+		map[string]any{"name": "First write", "idempotencyKey": uuid.NewString()})
+	if st != 201 || data["menu"] == nil {
+		t.Errorf("a first write with the printed TOKEN: %d %v", st, data)
+	}
+
+	if sys.OrgToken == "" {
+		t.Fatal("make run printed no ORG_TOKEN")
+	}
+	if a := get(t, sys, "/v1/organizations", sys.OrgToken); a.status != 200 {
+		t.Errorf("GET /v1/organizations with the printed ORG_TOKEN: %d %s", a.status, a.body)
+	}
+
+	// The connected-apps page is reached through the gateway, and printed.
+	if st, body := raw(t, sys.Gateway+"/account", nil); st != 200 || !strings.Contains(body, "Sign in to see your connected apps") {
+		t.Errorf("GET /account through the gateway: %d %s", st, body)
+	}
+	if os.Getenv("E2E_TARGET") != "" {
+		return // no make run, nothing printed
+	}
+	if !strings.Contains(sys.Welcome, sys.Gateway+"/account") {
+		t.Errorf("make run does not print the connected-apps page %s/account", sys.Gateway)
+	}
+
+	doc, err := apispec.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(sys.Welcome, "\n")
+	for path, item := range doc.Paths.Map() {
+		for method, op := range item.Operations() {
+			if op.Security == nil || len(*op.Security) == 0 || len(op.Tags) == 0 {
+				continue
+			}
+			i := slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(strings.TrimSpace(l), op.Tags[0]+" ") })
+			if i < 0 {
+				t.Errorf("make run does not say which scopes the area %q needs", op.Tags[0])
+				continue
+			}
+			for _, scopes := range (*op.Security)[0] {
+				for _, s := range scopes {
+					if !slices.Contains(strings.Fields(lines[i]), s) {
+						t.Errorf("make run says area %q needs %q; %s %s needs %s too", op.Tags[0], lines[i], method, path, s)
+					}
+				}
+			}
+		}
+	}
+}
