@@ -62,3 +62,33 @@ func TestRunRefusesUnknownCommands(t *testing.T) {
 		t.Fatalf("import: ran %v, %v", ran, err)
 	}
 }
+
+type pagingIngest struct {
+	service.Paging
+	service.Ingest
+}
+
+func (c *pagingIngest) Validate() error { return service.Validate(&c.Paging, &c.Ingest) }
+
+// CURSOR_KEY takes padded or URL-safe base64 of 32 bytes or more, and
+// INGEST_TOKEN 16 characters or more; each error names its variable and
+// shows no secret.
+func TestPagingAndIngest(t *testing.T) {
+	const token = "0123456789abcdef"
+	for _, c := range []struct{ key, token, wantErr string }{
+		{"a2tra2tra2tra2tra2tra2tra2tra2tra2tra2tra2s=", token, ""},
+		{"a2tra2tra2tra2tra2tra2tra2tra2tra2tra2tra2s", token, ""},
+		{"a2tra2tra2s=", token, "CURSOR_KEY must decode to at least 32 bytes"},
+		{"not base64!", token, "CURSOR_KEY must be base64"},
+		{"a2tra2tra2tra2tra2tra2tra2tra2tra2tra2tra2s=", "short", "INGEST_TOKEN must be at least 16 characters"},
+	} {
+		var cfg pagingIngest
+		err := config.LoadMap(context.Background(), &cfg, map[string]string{"CURSOR_KEY": c.key, "INGEST_TOKEN": c.token})
+		if c.wantErr == "" && err != nil || c.wantErr != "" && (err == nil || !strings.Contains(err.Error(), c.wantErr)) {
+			t.Errorf("CURSOR_KEY=%q INGEST_TOKEN=%q: %v, want %q", c.key, c.token, err, c.wantErr)
+		}
+		if err != nil && (strings.Contains(err.Error(), c.key) || strings.Contains(err.Error(), c.token)) {
+			t.Errorf("the error shows a secret: %v", err)
+		}
+	}
+}

@@ -20,10 +20,19 @@ var manage = []string{contracts.ScopeRestaurantRead, contracts.ScopeOrdersRead, 
 // with scopes and checks the answer against the OpenAPI document.
 func (e *env) call(method, path, client string, scopes []string, body any) response {
 	e.t.Helper()
+	var raw []byte
+	if body != nil {
+		raw, _ = json.Marshal(body)
+	}
+	return e.callRaw(e.t, method, path, client, scopes, raw)
+}
+
+// callRaw is call with the body as bytes (none when nil), checked on t.
+func (e *env) callRaw(t testing.TB, method, path, client string, scopes []string, body []byte) response {
+	t.Helper()
 	var rd io.Reader
 	if body != nil {
-		raw, _ := json.Marshal(body)
-		rd = bytes.NewReader(raw)
+		rd = bytes.NewReader(body)
 	}
 	req := httptest.NewRequest(method, path, rd)
 	if body != nil {
@@ -34,14 +43,14 @@ func (e *env) call(method, path, client string, scopes []string, body any) respo
 		Scopes: scopes, Tenant: &internalctx.Tenant{ID: ten, TimeZone: "Europe/Helsinki", DayStartHour: 4, Currency: "EUR", Country: "FI"}, RequestID: "req-1"}))
 	resp, err := e.app.Test(req, 30_000)
 	if err != nil {
-		e.t.Fatal(err)
+		t.Fatal(err)
 	}
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(resp.Body)
 	u, _ := url.Parse(path)
 	h := resp.Header.Clone()
 	h.Set("RateLimit-Policy", `"partner";q=60;w=60`)
-	apispec.ValidateResponse(e.t, method, u.Path, u.Query(), resp.StatusCode, h, raw)
+	apispec.ValidateResponse(t, method, u.Path, u.Query(), resp.StatusCode, h, raw)
 	return response{resp.StatusCode, raw}
 }
 

@@ -5,7 +5,6 @@ package config
 import (
 	"errors"
 
-	"partnerapi.dev/pkg/config"
 	"partnerapi.dev/pkg/service"
 	"partnerapi.dev/services/contracts/eventsclient"
 )
@@ -15,8 +14,8 @@ type Serve struct {
 	HTTPAddr         string `env:"HTTP_ADDR, default=127.0.0.1:8085"`
 	InternalHTTPAddr string `env:"INTERNAL_HTTP_ADDR, default=127.0.0.1:9085"`
 	service.Config
-	IngestToken config.Secret `env:"INGEST_TOKEN, required"`
-	Events      eventsclient.Config
+	service.Ingest
+	Events eventsclient.Config
 	// MenuNamingSet is the contract's naming set the deployment serves
 	// (A or B); it must match the gateway's.
 	MenuNamingSet string `env:"MENU_NAMING_SET, default=A"`
@@ -27,11 +26,8 @@ func (c *Serve) Addrs() (string, string) { return c.HTTPAddr, c.InternalHTTPAddr
 
 // Validate checks the secrets' shapes and the naming set.
 func (c *Serve) Validate() error {
-	if err := c.Config.Validate(); err != nil {
+	if err := service.Validate(&c.Config, &c.Ingest); err != nil {
 		return err
-	}
-	if len(c.IngestToken.Reveal()) < 16 {
-		return errors.New("INGEST_TOKEN must be at least 16 characters")
 	}
 	if c.MenuNamingSet != "A" && c.MenuNamingSet != "B" {
 		return errors.New("MENU_NAMING_SET must be A or B")

@@ -1,0 +1,65 @@
+package api_test
+
+import (
+	"fmt"
+	"net/http"
+	"testing"
+
+	"partnerapi.dev/pkg/testenv"
+)
+
+// FuzzWriteBodies sends every partner write of the events service (the
+// webhook endpoint operations), against a real database, with arbitrary
+// text in one string of a valid body or an arbitrary body
+// (testenv.FuzzWriteBodies): never a 5xx, always the envelope, no
+// internals, no quoted input. make fuzz runs it.
+func FuzzWriteBodies(f *testing.F) {
+	e := newEnv(f)
+	writes := webhookWrites(e)
+	testenv.FuzzWriteBodies(f, writes, func(t *testing.T, method, path string, body []byte) (int, []byte) {
+		r := e.callRaw(t, method, path, "client-1", manage, body)
+		return r.status, r.body
+	})
+}
+
+// TestWebhookWrongTypesAreNamed: a value of the wrong JSON type anywhere in
+// a webhook write body is a 400 naming its path as the body spells it.
+func TestWebhookWrongTypesAreNamed(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	testenv.CheckWrongTypes(t, webhookWrites(e), func(t *testing.T, method, path string, body []byte) (int, []byte) {
+		r := e.callRaw(t, method, path, "client-1", manage, body)
+		return r.status, r.body
+	})
+}
+
+// webhookWrites are the webhook endpoint writes with valid bodies: on one
+// endpoint, and a delete on another so the first stays.
+func webhookWrites(e *env) []testenv.Write {
+	t := e.t
+	base := "/v1/restaurants/" + restA + "/webhook-endpoints"
+	create := func(key string) string {
+		r := e.call(http.MethodPost, base, "client-1", manage, map[string]any{"url": "http://127.0.0.1:9/hooks",
+			"eventTypes": []string{"order.created"}, "idempotencyKey": key})
+		if r.status != http.StatusCreated {
+			t.Fatalf("create: %d %s", r.status, r.body)
+		}
+		return r.json(t)["data"].(map[string]any)["endpoint"].(map[string]any)["id"].(string)
+	}
+	ep := base + "/" + create("21111111-1111-4111-8111-111111111111")
+	gone := base + "/" + create("21111111-1111-4111-8111-111111111112")
+	r := e.call(http.MethodPost, ep+"/test", "client-1", manage, map[string]any{"idempotencyKey": "21111111-1111-4111-8111-111111111113"})
+	if r.status != http.StatusAccepted {
+		t.Fatalf("test event: %d %s", r.status, r.body)
+	}
+	delivery := r.json(t)["data"].(map[string]any)["delivery"].(map[string]any)["id"]
+	return []testenv.Write{
+		{Method: http.MethodPost, Path: base, Body: `{"url":"http://127.0.0.1:9/hooks","eventTypes":["order.created","menu.published"],"idempotencyKey":"{KEY}"}`},
+		{Method: http.MethodPatch, Path: ep, Body: `{"url":"http://127.0.0.1:9/other","eventTypes":["order.updated"],"disabled":false,"idempotencyKey":"{KEY}"}`},
+		{Method: http.MethodPost, Path: ep + "/rotate-secret", Body: `{"gracePeriodSeconds":3600,"idempotencyKey":"{KEY}"}`},
+		{Method: http.MethodPost, Path: ep + "/test", Body: `{"idempotencyKey":"{KEY}"}`},
+		{Method: http.MethodPost, Path: ep + "/replay", Body: `{"since":"2026-11-01T00:00:00Z","idempotencyKey":"{KEY}"}`},
+		{Method: http.MethodPost, Path: fmt.Sprintf("%s/deliveries/%v/retry", ep, delivery), Body: `{"idempotencyKey":"{KEY}"}`},
+		{Method: http.MethodDelete, Path: gone, Body: `{"idempotencyKey":"{KEY}"}`},
+	}
+}
