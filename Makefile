@@ -23,7 +23,7 @@ SHORT_FLAGS ?= -short -count=1 -timeout 15m
 # Fuzz targets that make test runs for FUZZ_TIME each, as module:package:target.
 FUZZ_TARGETS := gateway:./internal/server:FuzzPartnerRoutes services/orders:./internal/api:FuzzOrderRoutes \
   services/menus:./internal/api:FuzzWriteBodies services/catalogimport:./internal/api:FuzzWriteBodies \
-  services/accounting:./internal/api:FuzzWriteBodies
+  services/accounting:./internal/api:FuzzWriteBodies services/events:./internal/api:FuzzWriteBodies
 FUZZ_TIME ?= 20s
 BENCH ?= .
 BENCH_TIME ?= 2s

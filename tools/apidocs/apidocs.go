@@ -8,7 +8,9 @@
 package apidocs
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -57,7 +59,34 @@ func Render(ctx context.Context, dir string, spec []byte) ([]byte, error) {
 	if msg, err := cmd.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("redocly build-docs: %w\n%s", err, msg)
 	}
-	return os.ReadFile(out)
+	page, err := os.ReadFile(out)
+	if err != nil {
+		return nil, err
+	}
+	return inlineLogos(page)
+}
+
+// redoclyLogos are the images Redoc's "API docs by Redocly" attribution
+// loads from Redocly's CDN; the page shows the name drawn inline instead,
+// so that it asks no other address for anything.
+var redoclyLogos = []string{"https://cdn.redoc.ly/redoc/logo-mini-full.svg", "https://cdn.redoc.ly/redoc/logo-mini.svg"}
+
+const redoclyName = "data:image/svg+xml,%3Csvg xmlns='http://www.w3.org/2000/svg' width='64' height='18'%3E" +
+	"%3Ctext x='0' y='14' font-family='sans-serif' font-size='14' fill='%23888'%3ERedocly%3C/text%3E%3C/svg%3E"
+
+// inlineLogos puts redoclyName in place of each CDN logo; a page without
+// them is an error, so a Redocly upgrade that moves them is noticed.
+func inlineLogos(page []byte) ([]byte, error) {
+	for _, logo := range redoclyLogos {
+		if !bytes.Contains(page, []byte(logo)) {
+			return nil, fmt.Errorf("redocly build-docs: the page no longer loads %s; check what it loads now", logo)
+		}
+		page = bytes.ReplaceAll(page, []byte(logo), []byte(redoclyName))
+	}
+	if bytes.Contains(page, []byte("cdn.redoc.ly")) {
+		return nil, errors.New("redocly build-docs: the page still names cdn.redoc.ly")
+	}
+	return page, nil
 }
 
 // GoSource is the Go file of package pkg that holds page as the constant
