@@ -78,7 +78,7 @@ func (s *statementBound) TraceQueryEnd(ctx context.Context, _ *pgx.Conn, data pg
 		b.cancel()
 	}
 	if !b.refused {
-		s.breaker.record(data.Err, b.parent.Err())
+		s.breaker.record(ctx, data.Err, b.parent.Err())
 	}
 }
 
@@ -100,7 +100,7 @@ func (g gatedConnector) Connect(ctx context.Context) (driver.Conn, error) {
 	// statements get answers (each timed-out statement costs its
 	// connection, so a success here would reset the count every time).
 	if !probe && err != nil {
-		g.breaker.record(err, ctx.Err())
+		g.breaker.record(ctx, err, ctx.Err())
 	}
 	return c, err
 }
@@ -130,9 +130,9 @@ func (b *breaker) pingIdle(ctx context.Context, p stdlib.ShouldPingParams) bool 
 		// A server that cannot answer a ping within the bound is not
 		// answering: open at once, so the pool's next try (a new
 		// connection) does not wait for the connect bound as well.
-		b.trip(err)
+		b.trip(ctx, err)
 	} else {
-		b.record(err, ctx.Err())
+		b.record(ctx, err, ctx.Err())
 	}
 	return true
 }
@@ -160,7 +160,7 @@ func (b *breaker) isOpen() bool { return b != nil && b.open.Load() }
 // record counts one outcome. Errors that are not outages (a constraint, a
 // syntax error) prove the database answers; a statement ended because its
 // caller went away says nothing about the database.
-func (b *breaker) record(err, callerErr error) {
+func (b *breaker) record(ctx context.Context, err, callerErr error) {
 	if b == nil {
 		return
 	}
@@ -176,21 +176,23 @@ func (b *breaker) record(err, callerErr error) {
 	}
 	b.failures++
 	if b.failures >= breakerThreshold {
-		b.openLocked(err)
+		b.openLocked(ctx, err)
 	}
 }
 
 // trip opens the breaker now.
-func (b *breaker) trip(err error) {
+func (b *breaker) trip(ctx context.Context, err error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.openLocked(err)
+	b.openLocked(ctx, err)
 }
 
-func (b *breaker) openLocked(err error) {
+// openLocked opens the breaker; ctx is the statement's that found the
+// outage, so the warning joins that request's trace.
+func (b *breaker) openLocked(ctx context.Context, err error) {
 	if b.probe != nil && !b.open.Load() {
 		b.open.Store(true)
-		slog.Warn("database unavailable: statements are refused until it answers a probe", "error", err)
+		slog.WarnContext(ctx, "database unavailable: statements are refused until it answers a probe", "error", err)
 		go b.run()
 	}
 }

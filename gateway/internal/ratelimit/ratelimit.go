@@ -237,7 +237,7 @@ func (l *Limiter) allow(ctx context.Context, p Policy, key string, ds []Decision
 			go l.probe() //nolint:gosec // G118: the probe outlives the request that found Redis down; it ends when Redis answers or the client closes
 		}
 		if last := l.lastLog.Load(); now.UnixNano()-last > int64(10*time.Second) && l.lastLog.CompareAndSwap(last, now.UnixNano()) {
-			slog.Warn("rate limiting falls back to the in-process limiter: no usable answer from Redis", "error", err)
+			slog.WarnContext(ctx, "rate limiting falls back to the in-process limiter: no usable answer from Redis", "error", err)
 		}
 	}
 	if l.redis != nil {

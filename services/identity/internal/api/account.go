@@ -150,22 +150,22 @@ func (a account) user(ctx context.Context, w http.ResponseWriter, r *http.Reques
 			return sess, u, true
 		}
 		if !errors.Is(err, domain.ErrNotFound) {
-			a.unavailable(w)
+			a.unavailable(ctx, w)
 			return sess, u, false
 		}
 		sess = browserSession{SID: newSID()}
 	}
 	a.p.writeSession(w, sess)
-	a.p.render(w, http.StatusOK, "signin", pageData{Title: "Sign in", Action: accountPath + "/sign-in", Next: next, CSRF: a.p.csrf(sess)})
+	a.p.render(ctx, w, http.StatusOK, "signin", pageData{Title: "Sign in", Action: accountPath + "/sign-in", Next: next, CSRF: a.p.csrf(sess)})
 	return sess, domain.User{}, false
 }
 
-func (a account) unavailable(w http.ResponseWriter) {
-	a.p.fail(w, http.StatusServiceUnavailable, "Try again later", "The service is temporarily unavailable.")
+func (a account) unavailable(ctx context.Context, w http.ResponseWriter) {
+	a.p.fail(ctx, w, http.StatusServiceUnavailable, "Try again later", "The service is temporarily unavailable.")
 }
 
-func (a account) notFound(w http.ResponseWriter) {
-	a.p.render(w, http.StatusNotFound, "account_error", pageData{Title: "Not found", Error: "There is no connected app at this address for your account."})
+func (a account) notFound(ctx context.Context, w http.ResponseWriter) {
+	a.p.render(ctx, w, http.StatusNotFound, "account_error", pageData{Title: "Not found", Error: "There is no connected app at this address for your account."})
 }
 
 // validPost checks a form's CSRF token against the session; a mismatch
@@ -175,7 +175,7 @@ func (a account) validPost(w http.ResponseWriter, r *http.Request, sess browserS
 		return true
 	}
 	a.p.writeSession(w, browserSession{SID: newSID()})
-	a.p.render(w, http.StatusForbidden, "account_error", pageData{Title: "Session expired", Error: "Your session expired. Open the connected apps page again."})
+	a.p.render(r.Context(), w, http.StatusForbidden, "account_error", pageData{Title: "Session expired", Error: "Your session expired. Open the connected apps page again."})
 	return false
 }
 
@@ -183,7 +183,7 @@ func (a account) validPost(w http.ResponseWriter, r *http.Request, sess browserS
 func (a account) signIn(w http.ResponseWriter, r *http.Request) {
 	sess, ok := a.p.readSession(r)
 	if err := r.ParseForm(); err != nil {
-		a.p.fail(w, http.StatusBadRequest, "Invalid request", "The request could not be read.")
+		a.p.fail(r.Context(), w, http.StatusBadRequest, "Invalid request", "The request could not be read.")
 		return
 	}
 	next := r.PostForm.Get("next")
@@ -196,7 +196,7 @@ func (a account) signIn(w http.ResponseWriter, r *http.Request) {
 		a.p.writeSession(w, sess)
 		d.CSRF = a.p.csrf(sess)
 		d.Error = "Your session expired. Please sign in again."
-		a.p.render(w, http.StatusForbidden, "signin", d)
+		a.p.render(r.Context(), w, http.StatusForbidden, "signin", d)
 		return
 	}
 	d.CSRF = a.p.csrf(sess)
@@ -224,7 +224,7 @@ func (a account) list(w http.ResponseWriter, r *http.Request) {
 	reach, apps, names, err := a.connectedApps(ctx, u.ID)
 	if err != nil {
 		slog.ErrorContext(ctx, "connected apps", "error", err)
-		a.unavailable(w)
+		a.unavailable(r.Context(), w)
 		return
 	}
 	for _, app := range apps {
@@ -242,7 +242,7 @@ func (a account) list(w http.ResponseWriter, r *http.Request) {
 	case q.Get("approved") != "":
 		d.Notice = "The new restaurants are now covered."
 	}
-	a.p.render(w, http.StatusOK, "account", d)
+	a.p.render(r.Context(), w, http.StatusOK, "account", d)
 }
 
 // connectedApps loads every grant the user may see, newest first, with
@@ -358,11 +358,11 @@ func (a account) load(w http.ResponseWriter, r *http.Request, grantID string) (b
 	}
 	switch {
 	case errors.Is(err, domain.ErrNotFound):
-		a.notFound(w)
+		a.notFound(r.Context(), w)
 		return sess, reach, app, false
 	case err != nil:
 		slog.ErrorContext(ctx, "connected app", "error", err)
-		a.unavailable(w)
+		a.unavailable(r.Context(), w)
 		return sess, reach, app, false
 	}
 	return sess, reach, app, true
@@ -377,7 +377,7 @@ func (a account) confirm(w http.ResponseWriter, r *http.Request, grantID string)
 	}
 	v := []appView{newAppView(app, time.Now())}
 	a.activity(r.Context(), reach, []domain.ConnectedApp{app}, newAppNames(), v)
-	a.p.render(w, http.StatusOK, "account_revoke", pageData{Title: "Revoke access for " + v[0].ClientName, App: &v[0], CSRF: a.p.csrf(sess)})
+	a.p.render(r.Context(), w, http.StatusOK, "account_revoke", pageData{Title: "Revoke access for " + v[0].ClientName, App: &v[0], CSRF: a.p.csrf(sess)})
 }
 
 // revoke is POST /account/authorizations/{grantId}/revoke. It ends the
@@ -391,12 +391,12 @@ func (a account) revoke(w http.ResponseWriter, r *http.Request, grantID string) 
 	}
 	v := newAppView(app, time.Now())
 	if len(app.Outside) > 0 {
-		a.p.render(w, http.StatusForbidden, "account_revoke", pageData{Title: "Revoke access for " + v.ClientName, App: &v, CSRF: a.p.csrf(sess)})
+		a.p.render(r.Context(), w, http.StatusForbidden, "account_revoke", pageData{Title: "Revoke access for " + v.ClientName, App: &v, CSRF: a.p.csrf(sess)})
 		return
 	}
 	if _, err := a.p.repo.RevokeGrant(r.Context(), grantID, contracts.RevokedByOwner); err != nil {
 		slog.ErrorContext(r.Context(), "revoke grant", "error", err)
-		a.unavailable(w)
+		a.unavailable(r.Context(), w)
 		return
 	}
 	http.Redirect(w, r, accountPath+"?revoked=1", http.StatusSeeOther)
@@ -415,18 +415,18 @@ func (a account) approveNew(w http.ResponseWriter, r *http.Request, grantID stri
 	}
 	org := r.PostForm.Get("organization_id")
 	if !reach.Organizations[org] {
-		a.notFound(w)
+		a.notFound(r.Context(), w)
 		return
 	}
 	_, err := a.p.repo.CoverNewRestaurants(r.Context(), grantID, org)
 	switch {
 	case errors.Is(err, domain.ErrNotFound):
-		a.notFound(w)
+		a.notFound(r.Context(), w)
 	case errors.Is(err, domain.ErrGrantNotActive):
-		a.p.render(w, http.StatusConflict, "account_error", pageData{Title: "Not active", Error: "This authorization was revoked or has expired: it cannot cover more restaurants. The app asks you to approve again when it needs access."})
+		a.p.render(r.Context(), w, http.StatusConflict, "account_error", pageData{Title: "Not active", Error: "This authorization was revoked or has expired: it cannot cover more restaurants. The app asks you to approve again when it needs access."})
 	case err != nil:
 		slog.ErrorContext(r.Context(), "cover new restaurants", "error", err)
-		a.unavailable(w)
+		a.unavailable(r.Context(), w)
 	default:
 		http.Redirect(w, r, accountPath+"?approved=1", http.StatusSeeOther)
 	}

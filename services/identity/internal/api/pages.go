@@ -140,7 +140,7 @@ type pageData struct {
 	Notice string
 }
 
-func (p *Pages) render(w http.ResponseWriter, status int, name string, d pageData) {
+func (p *Pages) render(ctx context.Context, w http.ResponseWriter, status int, name string, d pageData) {
 	d.CSS = web.CSS
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
@@ -149,12 +149,12 @@ func (p *Pages) render(w http.ResponseWriter, status int, name string, d pageDat
 	w.Header().Set("Referrer-Policy", "no-referrer")
 	w.WriteHeader(status)
 	if err := web.Templates.ExecuteTemplate(w, name, d); err != nil {
-		slog.Error("render page", "page", name, "error", err)
+		slog.ErrorContext(ctx, "render page", "page", name, "error", err)
 	}
 }
 
-func (p *Pages) fail(w http.ResponseWriter, status int, title, msg string) {
-	p.render(w, status, "error", pageData{Title: title, Error: msg})
+func (p *Pages) fail(ctx context.Context, w http.ResponseWriter, status int, title, msg string) {
+	p.render(ctx, w, status, "error", pageData{Title: title, Error: msg})
 }
 
 // ServeHTTP is /oauth2/authorize.
@@ -166,7 +166,7 @@ func (p *Pages) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := r.ParseForm(); err != nil {
-		p.fail(w, http.StatusBadRequest, "Invalid request", "The request could not be read.")
+		p.fail(r.Context(), w, http.StatusBadRequest, "Invalid request", "The request could not be read.")
 		return
 	}
 	if r.Method == http.MethodPost && r.PostForm.Get("action") == "consent" {
@@ -189,7 +189,7 @@ func (p *Pages) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			p.writeSession(w, sess)
 			d.CSRF = p.csrf(sess)
 			d.Error = "Your session expired. Please sign in again."
-			p.render(w, http.StatusForbidden, "signin", d)
+			p.render(r.Context(), w, http.StatusForbidden, "signin", d)
 			return
 		}
 		if r.PostForm.Get("action") == "signin" {
@@ -199,7 +199,7 @@ func (p *Pages) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	p.writeSession(w, sess)
 	if sess.UserID == "" {
-		p.render(w, http.StatusOK, "signin", d)
+		p.render(r.Context(), w, http.StatusOK, "signin", d)
 		return
 	}
 	p.showConsent(ctx, w, ar, sess, client, d, "", http.StatusOK)
@@ -212,25 +212,25 @@ func (p *Pages) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (p *Pages) authorizeRequest(ctx context.Context, w http.ResponseWriter, r *http.Request) (domain.PartnerClient, fosite.AuthorizeRequester, bool) {
 	client, err := p.repo.Client(ctx, r.Form.Get("client_id"))
 	if errors.Is(err, domain.ErrNotFound) {
-		p.fail(w, http.StatusBadRequest, "Unknown partner application", "The partner application is not registered.")
+		p.fail(ctx, w, http.StatusBadRequest, "Unknown partner application", "The partner application is not registered.")
 		return client, nil, false
 	}
 	if err != nil {
-		p.fail(w, http.StatusServiceUnavailable, "Try again later", "The service is temporarily unavailable.")
+		p.fail(ctx, w, http.StatusServiceUnavailable, "Try again later", "The service is temporarily unavailable.")
 		return client, nil, false
 	}
 	if client.Status != domain.ClientApproved {
-		p.fail(w, http.StatusBadRequest, "Partner application not available", "This partner application is not approved or has been suspended, so it cannot ask for access.")
+		p.fail(ctx, w, http.StatusBadRequest, "Partner application not available", "This partner application is not approved or has been suspended, so it cannot ask for access.")
 		return client, nil, false
 	}
 	if ru := r.Form.Get("redirect_uri"); ru != "" && !slices.Contains(client.RedirectURIs, ru) {
-		p.fail(w, http.StatusBadRequest, "Invalid redirect", "The redirect address does not match one registered for this partner application.")
+		p.fail(ctx, w, http.StatusBadRequest, "Invalid redirect", "The redirect address does not match one registered for this partner application.")
 		return client, nil, false
 	}
 	ar, err := p.srv.NewAuthorizeRequest(ctx, r)
 	if err != nil && (ar == nil || !ar.IsRedirectURIValid()) {
 		// No trusted address to send the error to: the owner reads it here.
-		p.fail(w, http.StatusBadRequest, "Invalid request", fosite.ErrorToRFC6749Error(err).GetDescription())
+		p.fail(ctx, w, http.StatusBadRequest, "Invalid request", fosite.ErrorToRFC6749Error(err).GetDescription())
 		return client, nil, false
 	}
 	if err != nil {
@@ -251,7 +251,7 @@ func (p *Pages) signIn(ctx context.Context, w http.ResponseWriter, r *http.Reque
 	// attempts made at the same time count each other.
 	attempt, n, err := st.StartSignIn(ctx, email, SignInWindow)
 	if err != nil {
-		p.fail(w, http.StatusServiceUnavailable, "Try again later", "The service is temporarily unavailable.")
+		p.fail(ctx, w, http.StatusServiceUnavailable, "Try again later", "The service is temporarily unavailable.")
 		return
 	}
 	if n > MaxSignInFailures {
@@ -259,7 +259,7 @@ func (p *Pages) signIn(ctx context.Context, w http.ResponseWriter, r *http.Reque
 		password.VerifyDummy(pw)
 		p.writeSession(w, sess)
 		d.Error = "Too many failed sign-in attempts for this email. Wait 15 minutes and try again."
-		p.render(w, http.StatusTooManyRequests, "signin", d)
+		p.render(ctx, w, http.StatusTooManyRequests, "signin", d)
 		return
 	}
 	u, err := st.UserByEmail(ctx, email)
@@ -270,13 +270,13 @@ func (p *Pages) signIn(ctx context.Context, w http.ResponseWriter, r *http.Reque
 	case errors.Is(err, domain.ErrNotFound):
 		password.VerifyDummy(pw)
 	default:
-		p.fail(w, http.StatusServiceUnavailable, "Try again later", "The service is temporarily unavailable.")
+		p.fail(ctx, w, http.StatusServiceUnavailable, "Try again later", "The service is temporarily unavailable.")
 		return
 	}
 	if !good {
 		p.writeSession(w, sess)
 		d.Error = "The email or password is not correct."
-		p.render(w, http.StatusUnauthorized, "signin", d)
+		p.render(ctx, w, http.StatusUnauthorized, "signin", d)
 		return
 	}
 	_ = st.ClearSignInFailures(ctx, email)
@@ -303,12 +303,12 @@ func (p *Pages) showConsent(ctx context.Context, w http.ResponseWriter, ar fosit
 	u, err := p.repo.UserByID(ctx, sess.UserID)
 	if err != nil {
 		p.writeSession(w, browserSession{SID: newSID()})
-		p.render(w, http.StatusOK, "signin", d)
+		p.render(ctx, w, http.StatusOK, "signin", d)
 		return
 	}
 	opts, err := p.repo.ConsentOptions(ctx, u.ID)
 	if err != nil {
-		p.fail(w, http.StatusServiceUnavailable, "Try again later", "The service is temporarily unavailable.")
+		p.fail(ctx, w, http.StatusServiceUnavailable, "Try again later", "The service is temporarily unavailable.")
 		return
 	}
 	d.Title = "Approve " + client.Name
@@ -332,7 +332,7 @@ func (p *Pages) showConsent(ctx context.Context, w http.ResponseWriter, ar fosit
 	}
 	if err := p.repo.SaveConsentRequest(ctx, rec); err != nil {
 		slog.ErrorContext(ctx, "save consent request", "error", err)
-		p.fail(w, http.StatusServiceUnavailable, "Try again later", "The service is temporarily unavailable.")
+		p.fail(ctx, w, http.StatusServiceUnavailable, "Try again later", "The service is temporarily unavailable.")
 		return
 	}
 	// The form names only the recorded request: what it approves cannot be
@@ -341,7 +341,7 @@ func (p *Pages) showConsent(ctx context.Context, w http.ResponseWriter, ar fosit
 	for _, s := range rec.Scopes {
 		d.Scopes = append(d.Scopes, scopeLine{Name: s, Words: domain.ScopeWords(s)})
 	}
-	p.render(w, status, "consent", d)
+	p.render(ctx, w, status, "consent", d)
 }
 
 func newConsentID() string {
@@ -360,17 +360,17 @@ func (p *Pages) decide(ctx context.Context, w http.ResponseWriter, r *http.Reque
 	sess, ok := p.readSession(r)
 	if !ok || sess.UserID == "" || !hmac.Equal([]byte(r.PostForm.Get("csrf_token")), []byte(p.csrf(sess))) {
 		p.writeSession(w, browserSession{SID: newSID()})
-		p.fail(w, http.StatusForbidden, "Session expired", "Your session expired. Start again from the partner's application.")
+		p.fail(ctx, w, http.StatusForbidden, "Session expired", "Your session expired. Start again from the partner's application.")
 		return
 	}
 	rec, err := p.repo.TakeConsentRequest(ctx, r.PostForm.Get("consent_id"), p.consentKey(sess), sess.UserID)
 	if errors.Is(err, domain.ErrNotFound) {
-		p.fail(w, http.StatusBadRequest, "Approval no longer valid", "This approval page was already answered or has expired. Start again from the partner's application.")
+		p.fail(ctx, w, http.StatusBadRequest, "Approval no longer valid", "This approval page was already answered or has expired. Start again from the partner's application.")
 		return
 	}
 	if err != nil {
 		slog.ErrorContext(ctx, "take consent request", "error", err)
-		p.fail(w, http.StatusServiceUnavailable, "Try again later", "The service is temporarily unavailable.")
+		p.fail(ctx, w, http.StatusServiceUnavailable, "Try again later", "The service is temporarily unavailable.")
 		return
 	}
 	q := url.Values{}
@@ -382,7 +382,7 @@ func (p *Pages) decide(ctx context.Context, w http.ResponseWriter, r *http.Reque
 		err = shown.ParseForm()
 	}
 	if err != nil {
-		p.fail(w, http.StatusBadRequest, "Invalid request", "The request could not be read.")
+		p.fail(ctx, w, http.StatusBadRequest, "Invalid request", "The request could not be read.")
 		return
 	}
 	// The client may have been suspended, or its redirect URIs changed,
