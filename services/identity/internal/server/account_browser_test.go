@@ -29,63 +29,38 @@ func TestBrowserConnectedApps(t *testing.T) {
 		t.Fatalf("partner call before revocation: %d %v", st, view)
 	}
 
-	ctx := headless(t, bin, 60*time.Second, chromedp.WindowSize(900, 1000))
+	b := newTab(t, bin, 60*time.Second, chromedp.WindowSize(900, 1000))
 
-	shot := func(name string) {
-		t.Helper()
-		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(t.ArtifactDir(), name+".png"), png, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	text := func() string {
-		t.Helper()
-		s, err := chromedp.Run(ctx, chromedp.Text(chromedp.CSS(`main`)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s
-	}
-	do := func(what string, steps ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		if err := chromedp.Do(ctx, steps...); err != nil {
-			t.Fatalf("%s: %v", what, err)
-		}
-	}
-
-	do("open the page signed out", chromedp.Navigate(e.base+"/account"), chromedp.WaitVisible(chromedp.CSS(`label[for="email"]`)))
-	shot("1-sign-in")
-	do("sign in",
+	b.do("open the page signed out", chromedp.Navigate(e.base+"/account"), chromedp.WaitVisible(chromedp.CSS(`label[for="email"]`)))
+	b.shot("1-sign-in")
+	b.do("sign in",
 		chromedp.SendKeys(chromedp.CSS(`#email`), ownerEmail),
 		chromedp.SendKeys(chromedp.CSS(`#password`), ownerPW),
 		chromedp.Click(chromedp.Search(`//button[normalize-space()="Sign in"]`)),
 		chromedp.WaitVisible(chromedp.Search(`//h1[normalize-space()="Connected apps"]`)))
-	list := text()
+	list := b.text()
 	for _, want := range []string{"Demo Partner", "See the restaurant's name, business identity and settings", "Alpha Bistro", "Olivia Owner (owner@demo.example)"} {
 		if !strings.Contains(list, want) {
 			t.Errorf("connected apps page lacks %q:\n%s", want, list)
 		}
 	}
-	shot("2-connected-apps")
+	b.shot("2-connected-apps")
 
-	do("open the confirmation",
+	b.do("open the confirmation",
 		chromedp.Click(chromedp.CSS(`a[href="/account/authorizations/`+gid+`"]`)),
 		chromedp.WaitVisible(chromedp.Search(`//h2[normalize-space()="What stops working"]`)))
-	if c := text(); !strings.Contains(c, "Revoke access for Demo Partner?") || !strings.Contains(c, "can no longer read or change anything of Alpha Bistro") {
+	if c := b.text(); !strings.Contains(c, "Revoke access for Demo Partner?") || !strings.Contains(c, "can no longer read or change anything of Alpha Bistro") {
 		t.Errorf("confirmation page:\n%s", c)
 	}
-	shot("3-confirm")
+	b.shot("3-confirm")
 	revokedAt := time.Now()
-	do("revoke",
+	b.do("revoke",
 		chromedp.Click(chromedp.Search(`//button[normalize-space()="Revoke access"]`)),
 		chromedp.WaitVisible(chromedp.Search(`//p[normalize-space()="Access revoked."]`)))
-	if after := text(); !strings.Contains(strings.ToLower(after), "demo partner revoked") || !strings.Contains(after, "Revoked on") {
+	if after := b.text(); !strings.Contains(strings.ToLower(after), "demo partner revoked") || !strings.Contains(after, "Revoked on") {
 		t.Errorf("the page after revoking does not show the app as revoked:\n%s", after)
 	}
-	shot("4-revoked")
+	b.shot("4-revoked")
 
 	// Identity's own answer and the grant view the gateway reads (and caches
 	// for GRANT_CACHE_TTL) both refuse the partner now.
@@ -114,4 +89,43 @@ func headless(t *testing.T, bin string, timeout time.Duration, extra ...chromedp
 	ctx, cancelT := context.WithTimeout(ctx, timeout)
 	t.Cleanup(func() { cancelT(); cancel(); cancelAlloc() })
 	return ctx
+}
+
+// tab is a headless Chromium tab a test drives: do runs steps (the
+// test fails naming what), text is the page's main content, shot keeps a
+// screenshot in the test's artifact directory (go test -artifacts).
+type tab struct {
+	t   *testing.T
+	ctx context.Context
+}
+
+func newTab(t *testing.T, bin string, timeout time.Duration, extra ...chromedp.ExecAllocatorOption) tab {
+	return tab{t, headless(t, bin, timeout, extra...)}
+}
+
+func (b tab) do(what string, steps ...chromedp.Action[chromedp.Void]) {
+	b.t.Helper()
+	if err := chromedp.Do(b.ctx, steps...); err != nil {
+		b.t.Fatalf("%s: %v", what, err)
+	}
+}
+
+func (b tab) text() string {
+	b.t.Helper()
+	s, err := chromedp.Run(b.ctx, chromedp.Text(chromedp.CSS(`main`)))
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	return s
+}
+
+func (b tab) shot(name string) {
+	b.t.Helper()
+	png, err := chromedp.Run(b.ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(b.t.ArtifactDir(), name+".png"), png, 0o644); err != nil {
+		b.t.Fatal(err)
+	}
 }

@@ -265,40 +265,15 @@ func TestBrowserRevokeStopsThePartner(t *testing.T) {
 	}
 	waitFor(t, "the order's webhook delivery", func() bool { return len(rcv.got()) == 1 }, deliveries)
 
-	bctx := headless(t, chromium, 90*time.Second, chromedp.WindowSize(900, 1400))
-	shot := func(name string) {
-		t.Helper()
-		png, err := chromedp.Run(bctx, chromedp.FullScreenshot(100))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(t.ArtifactDir(), name+".png"), png, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	text := func() string {
-		t.Helper()
-		s, err := chromedp.Run(bctx, chromedp.Text(chromedp.CSS(`main`)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s
-	}
-	do := func(what string, steps ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		if err := chromedp.Do(bctx, steps...); err != nil {
-			t.Fatalf("%s: %v", what, err)
-		}
-	}
-
-	do("sign in",
+	b := newTab(t, chromium, 90*time.Second, chromedp.WindowSize(900, 1400))
+	b.do("sign in",
 		chromedp.Navigate(e.base+"/account"),
 		chromedp.WaitVisible(chromedp.CSS(`label[for="email"]`)),
 		chromedp.SendKeys(chromedp.CSS(`#email`), ownerEmail),
 		chromedp.SendKeys(chromedp.CSS(`#password`), ownerPW),
 		chromedp.Click(chromedp.Search(`//button[normalize-space()="Sign in"]`)),
 		chromedp.WaitVisible(chromedp.Search(`//h1[normalize-space()="Connected apps"]`)))
-	list := text()
+	list := b.text()
 	for _, want := range []string{"Demo Partner", "See the restaurant's name, business identity and settings", "Alpha Bistro",
 		"Set “Lunch” as the POS menu at Alpha Bistro", "Created the menu “Lunch” at Alpha Bistro", "Created an order at Alpha Bistro",
 		"approved by Olivia Owner", "127.0.0.1 (Alpha Bistro)"} {
@@ -306,16 +281,16 @@ func TestBrowserRevokeStopsThePartner(t *testing.T) {
 			t.Errorf("connected apps page lacks %q:\n%s", want, list)
 		}
 	}
-	shot("1-connected-apps-with-activity")
+	b.shot("1-connected-apps-with-activity")
 
-	do("open the confirmation",
+	b.do("open the confirmation",
 		chromedp.Click(chromedp.CSS(`a[href="/account/authorizations/`+gid+`"]`)),
 		chromedp.WaitVisible(chromedp.Search(`//h2[normalize-space()="What stops working"]`)))
-	shot("2-confirm")
-	do("revoke",
+	b.shot("2-confirm")
+	b.do("revoke",
 		chromedp.Click(chromedp.Search(`//button[normalize-space()="Revoke access"]`)),
 		chromedp.WaitVisible(chromedp.Search(`//p[normalize-space()="Access revoked."]`)))
-	shot("3-revoked")
+	b.shot("3-revoked")
 
 	var view map[string]any
 	if st := e.partner(t, "/v1/restaurants", gid, &view); st != http.StatusForbidden {
