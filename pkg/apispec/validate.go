@@ -3,6 +3,7 @@ package apispec
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -139,4 +140,30 @@ func truncate(b []byte) string {
 		return string(b[:2000]) + "…"
 	}
 	return string(b)
+}
+
+// RequestSchema is the JSON body schema of the operation a request with
+// method and concrete path reaches.
+func RequestSchema(method, path string) (*openapi3.Schema, error) {
+	r, err := pathRouter()
+	if err != nil {
+		return nil, err
+	}
+	req, err := http.NewRequest(method, path, nil)
+	if err != nil {
+		return nil, err
+	}
+	route, _, err := r.FindRoute(req)
+	if err != nil {
+		return nil, err
+	}
+	op := route.Operation
+	if op.RequestBody == nil || op.RequestBody.Value == nil || op.RequestBody.Value.Content.Get("application/json") == nil {
+		return nil, fmt.Errorf("%s %s has no JSON body", method, path)
+	}
+	s := op.RequestBody.Value.Content.Get("application/json").Schema
+	if s == nil || s.Value == nil {
+		return nil, fmt.Errorf("%s %s: the body has no schema", method, path)
+	}
+	return s.Value, nil
 }

@@ -9,6 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/getkin/kin-openapi/openapi3"
+
+	"partnerapi.dev/pkg/apispec"
 	"partnerapi.dev/pkg/jsontext"
 )
 
@@ -151,25 +154,52 @@ func newKey() string {
 }
 
 // CheckWrongTypes sends each write once per value of its valid body, that
-// value replaced by one of another JSON type, and expects a 400 whose
-// message names the value's path as the body spells it
-// (document.menuItems[0].name) and no Go name.
+// value replaced by one of another JSON type, and then once per field its
+// OpenAPI schema describes that the body leaves out, added with a value of
+// the wrong type; and once per date, date-time and uuid string of the body
+// with a value of the wrong format. Each must be a 400 whose message starts
+// with the field's path as the body spells it (document.menuItems[0].name)
+// and says what it must be, with no Go name.
 func CheckWrongTypes(t *testing.T, writes []Write, send Send) {
 	t.Helper()
 	for _, w := range writes {
 		body := strings.ReplaceAll(w.Body, "{KEY}", newKey())
+		schema, err := apispec.RequestSchema(w.Method, w.Path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fields := schemaFields(schema)
+		sent := map[string]int{}
+		expect := func(body, path, what string) {
+			t.Helper()
+			sent[what[:strings.IndexByte(what, ' ')]]++
+			status, answer := send(t, w.Method, w.Path, []byte(body))
+			var env struct{ Message string }
+			_ = json.Unmarshal(answer, &env)
+			if status != 400 || !strings.HasPrefix(env.Message, path+" ") || !strings.Contains(env.Message, " must be ") {
+				t.Errorf("%s %s with %s %s: %d %s", w.Method, w.Path, path, what, status, answer)
+			}
+		}
 		type value struct {
 			path       string
 			start, end int64
 			wrong      string
 		}
 		var values []value
+		objects := map[string]int64{} // the offset after each object's '{', by schema path
+		present := map[string]bool{}
 		start := int64(0)
 		jsontext.Walk([]byte(body), func(tok jsontext.Token) bool {
 			defer func() { start = tok.End }()
+			if d, ok := tok.Value.(json.Delim); ok && d == '{' && !tok.Key {
+				if _, seen := objects[schemaPath(tok.Path)]; !seen {
+					objects[schemaPath(tok.Path)] = tok.End
+				}
+			}
 			if tok.Key || len(tok.Path) == 0 {
 				return true
 			}
+			present[schemaPath(tok.Path)] = true
 			wrong := `7`
 			switch v := tok.Value.(type) {
 			case json.Number, bool:
@@ -180,6 +210,10 @@ func CheckWrongTypes(t *testing.T, writes []Write, send Send) {
 				}
 			case nil:
 				return true
+			case string:
+				if f, ok := fields[schemaPath(tok.Path)]; ok && formatted(f) {
+					values = append(values, value{tok.Path.String(), start, tok.End, `"not-a-` + f.Format + `"`})
+				}
 			}
 			values = append(values, value{tok.Path.String(), start, tok.End, wrong})
 			return true
@@ -198,15 +232,121 @@ func CheckWrongTypes(t *testing.T, writes []Write, send Send) {
 			if c := body[end-1]; c == '{' || c == '[' {
 				end = matchingClose(body, end-1)
 			}
-			sent := body[:at] + v.wrong + body[end:]
-			status, answer := send(t, w.Method, w.Path, []byte(sent))
-			var env struct{ Message string }
-			_ = json.Unmarshal(answer, &env)
-			if status != 400 || !strings.HasPrefix(env.Message, v.path+" must be ") {
-				t.Errorf("%s %s with %s = %s: %d %s", w.Method, w.Path, v.path, v.wrong, status, answer)
+			expect(body[:at]+v.wrong+body[end:], v.path, "= "+v.wrong)
+		}
+		// The fields the sample leaves out, each added to its object.
+		for path, f := range fields {
+			parent, name := splitField(path)
+			open, ok := objects[parent]
+			if present[path] || !ok || name == "" {
+				continue
 			}
+			wrong := `7`
+			if !f.Type.Includes("string") {
+				wrong = `"x"`
+			}
+			sep := ","
+			if strings.TrimSpace(body[open:])[0] == '}' {
+				sep = ""
+			}
+			spelled := strings.ReplaceAll(path, "[]", "[0]")
+			expect(body[:open]+`"`+name+`":`+wrong+sep+body[open:], spelled, "added as "+wrong)
+		}
+		t.Logf("%s %s: %d values of the body of another type or format, %d fields of the schema added", w.Method, w.Path, sent["="], sent["added"])
+	}
+}
+
+// typed is what a field's schema says its value is: the schema itself when
+// it has a type, or the one variant that is not null of a nullable oneOf or
+// anyOf (NullableUuid); nil when that is not one type.
+func typed(s *openapi3.Schema) *openapi3.Schema {
+	if s == nil || s.Type != nil {
+		return s
+	}
+	var found *openapi3.Schema
+	for _, r := range append(s.OneOf, s.AnyOf...) {
+		switch {
+		case r.Value == nil || r.Value.Type == nil:
+			return nil
+		case r.Value.Type.Is("null"):
+		case found != nil:
+			return nil
+		default:
+			found = r.Value
 		}
 	}
+	return found
+}
+
+// formatted reports a string field whose format the server checks.
+func formatted(f *openapi3.Schema) bool {
+	return f.Type.Includes("string") && (f.Format == "date" || f.Format == "date-time" || f.Format == "uuid")
+}
+
+// schemaPath is a body path with every array index as [], the way
+// schemaFields names the fields.
+func schemaPath(p jsontext.Path) string {
+	var b strings.Builder
+	for _, e := range p {
+		switch e := e.(type) {
+		case int:
+			b.WriteString("[]")
+		case string:
+			if b.Len() > 0 {
+				b.WriteByte('.')
+			}
+			b.WriteString(e)
+		}
+	}
+	return b.String()
+}
+
+// splitField splits a field's path into its object's path and its name
+// ("" when the field is an array's items).
+func splitField(path string) (parent, name string) {
+	i := strings.LastIndexByte(path, '.')
+	if strings.HasSuffix(path, "[]") {
+		return path, ""
+	}
+	if i < 0 {
+		return "", path
+	}
+	return path[:i], path[i+1:]
+}
+
+// schemaFields lists every field a body schema describes, by path with
+// array items as [] (menuItems[].name), through allOf, oneOf and anyOf.
+func schemaFields(s *openapi3.Schema) map[string]*openapi3.Schema {
+	out := map[string]*openapi3.Schema{}
+	var walk func(s *openapi3.Schema, at string, depth int)
+	walk = func(s *openapi3.Schema, at string, depth int) {
+		if s == nil || depth > 12 {
+			return
+		}
+		for _, refs := range []openapi3.SchemaRefs{s.AllOf, s.OneOf, s.AnyOf} {
+			for _, r := range refs {
+				walk(r.Value, at, depth+1)
+			}
+		}
+		for name, p := range s.Properties {
+			path := name
+			if at != "" {
+				path = at + "." + name
+			}
+			if f := typed(p.Value); f != nil {
+				out[path] = f
+			}
+			walk(p.Value, path, depth+1)
+		}
+		if s.Items != nil && s.Items.Value != nil {
+			if f := typed(s.Items.Value); f != nil {
+				out[at+"[]"] = f
+			}
+			walk(s.Items.Value, at+"[]", depth+1)
+		}
+	}
+	walk(s, "", 0)
+	return out
 }
 
 // matchingClose is the offset after the bracket closing the one at open.

@@ -3,8 +3,8 @@ package api_test
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
 	"net/http"
-	"strings"
 	"testing"
 
 	"partnerapi.dev/pkg/testenv"
@@ -38,11 +38,15 @@ func correctionWrites(e *env) []testenv.Write {
 	correctionDay(e)
 	r := base(helsinki)
 	_, preview := e.post(r+"/payment-corrections/preview", helsinki, previewBody("correct", "cash"))
-	apply := string(mustJSON(e.t, writeBody(data(e.t, preview), "{KEY}")))
+	apply := writeBody(data(e.t, preview), "{KEY}")
+	// An undo names no method: the body of the apply, as an undo.
+	undo := maps.Clone(apply)
+	undo["action"] = "undo"
+	delete(undo, "toMethodKey")
 	return []testenv.Write{
 		{Method: http.MethodPost, Path: r + "/payment-corrections/preview", Body: string(mustJSON(e.t, previewBody("correct", "cash")))},
-		{Method: http.MethodPost, Path: r + "/payment-corrections/apply", Body: apply},
-		{Method: http.MethodPost, Path: r + "/payment-corrections/undo", Body: strings.Replace(apply, `"correct"`, `"undo"`, 1)},
+		{Method: http.MethodPost, Path: r + "/payment-corrections/apply", Body: string(mustJSON(e.t, apply))},
+		{Method: http.MethodPost, Path: r + "/payment-corrections/undo", Body: string(mustJSON(e.t, undo))},
 	}
 }
 

@@ -469,9 +469,9 @@ type setOnlineView struct {
 }
 
 func (h *Handlers) setMenu(p domain.Publication) fiber.Handler {
-	currentField, operation := "expectedCurrentPosMenuId", "setPosMenu"
+	currentField, operation := p.ExpectedCurrentField(), "setPosMenu"
 	if p == domain.Online {
-		currentField, operation = "expectedCurrentOnlineMenuId", "setOnlineMenu"
+		operation = "setOnlineMenu"
 	}
 	return func(c *fiber.Ctx) error {
 		t, err := tenantOf(c)

@@ -193,6 +193,15 @@ const (
 	Online
 )
 
+// ExpectedCurrentField is the body field that names the menu a set-menu
+// operation expects to replace.
+func (p Publication) ExpectedCurrentField() string {
+	if p == Online {
+		return "expectedCurrentOnlineMenuId"
+	}
+	return "expectedCurrentPosMenuId"
+}
+
 // SetMenu asks to publish a menu reviewed at the expected counts, replacing
 // the expected current one.
 type SetMenu struct {
@@ -206,10 +215,10 @@ type SetMenu struct {
 // Check refuses a request out of bounds before any work.
 func (s SetMenu) Check() error {
 	if !IsUUID(s.MenuID) {
-		return invalid("The menu id must be a uuid.")
+		return invalid("menuId must be a uuid.")
 	}
 	if s.ExpectedCurrent != nil && !IsUUID(*s.ExpectedCurrent) {
-		return invalid("The expected current menu id must be a uuid or null.")
+		return invalid(s.Publication.ExpectedCurrentField() + " must be a uuid or null.")
 	}
 	if s.ExpectedCategoryCount < 0 || s.ExpectedItemCount < 0 {
 		return invalid("Expected counts cannot be negative.")
