@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"regexp"
@@ -112,6 +113,30 @@ func TestTelemetryToARealBackend(t *testing.T) {
 				t.Errorf("a log line carries %q: %s", v, lineAround(logs, i))
 			}
 		}
+		// Every process's metrics, labels included, as Prometheus scrapes them.
+		scraped := 0
+		for name, base := range sys.Internal {
+			resp, err := http.Get(base + "/metrics")
+			if err != nil {
+				t.Errorf("%s /metrics: %v", name, err)
+				continue
+			}
+			body, _ := io.ReadAll(resp.Body)
+			_ = resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				t.Errorf("%s /metrics: %d", name, resp.StatusCode)
+				continue
+			}
+			scraped++
+			for _, v := range sent {
+				if i := strings.Index(string(body), v); i >= 0 {
+					t.Errorf("a metric of %s carries %q: %s", name, v, lineAround(string(body), i))
+				}
+			}
+		}
+		if scraped == 0 {
+			t.Error("no process answered /metrics")
+		}
 	})
 	t.Run("a partner operation is one trace across gateway, service, Postgres and Redis", func(t *testing.T) {
 		tr, ok := traceWith(traces, "gateway", "/v1/restaurants/:restaurantId/orders/:orderId")
@@ -177,6 +202,36 @@ func TestTelemetryToARealBackend(t *testing.T) {
 			}
 		}
 		t.Errorf("no 503 span: %s", operations(tr))
+	})
+	t.Run("an idle system starts no trace but for work", func(t *testing.T) {
+		// Nothing is sent for idleFor: the pollers (outbox relays, the
+		// webhook worker, the events listener) run many times meanwhile. A
+		// trace that starts then must be work: a relay that found events, a
+		// webhook delivery (retries of the endpoints created above) or the
+		// gateway's record of use of the calls above (sent every 30 s).
+		const idleFor = 30 * time.Second
+		before := map[string]bool{}
+		for _, tr := range allTraces(t, jg) {
+			before[tr.TraceID] = true
+		}
+		time.Sleep(idleFor + time.Second)
+		roots := map[string]int{}
+		for _, tr := range allTraces(t, jg) {
+			if before[tr.TraceID] {
+				continue
+			}
+			for _, s := range tr.Spans {
+				if len(s.References) == 0 {
+					roots[tr.Processes[s.ProcessID].ServiceName+" "+s.OperationName]++
+				}
+			}
+		}
+		t.Logf("traces started while idle for %s: %v", idleFor, roots)
+		for root, n := range roots {
+			if !strings.HasSuffix(root, " outbox relay") && !strings.HasSuffix(root, " webhook delivery") && root != "gateway grant use record" {
+				t.Errorf("%d traces rooted at %q started while the system was idle", n, root)
+			}
+		}
 	})
 }
 

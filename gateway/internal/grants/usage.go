@@ -7,6 +7,11 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+
 	"partnerapi.dev/pkg/internalctx"
 	"partnerapi.dev/services/contracts"
 )
@@ -23,6 +28,8 @@ type Usage struct {
 	mu      sync.Mutex
 	pending map[string]time.Time
 }
+
+var tracer = otel.Tracer("partnerapi.dev/gateway/grants")
 
 // UsageInterval is how often the record is sent to identity.
 const UsageInterval = 30 * time.Second
@@ -60,8 +67,13 @@ func (u *Usage) Send(ctx context.Context) error {
 	for id, at := range batch {
 		in.Uses = append(in.Uses, contracts.GrantUse{GrantID: id, UsedAt: at})
 	}
+	// A send is work (idle gateways send nothing): its own trace, which
+	// identity's answer joins.
+	ctx, span := tracer.Start(ctx, "grant use record", trace.WithAttributes(attribute.Int("grants", len(batch))))
+	defer span.End()
 	err := internalctx.PostJSON(ctx, u.client, u.keys, u.base+contracts.GrantUsePath, internalctx.Context{}, in, nil)
 	if err != nil {
+		span.SetStatus(codes.Error, "not sent")
 		u.mu.Lock()
 		for id, at := range batch {
 			if cur, ok := u.pending[id]; !ok && len(u.pending) < maxPendingUses || ok && cur.Before(at) {
