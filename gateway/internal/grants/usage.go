@@ -47,7 +47,9 @@ func NewUsage(identityURL string, keys *internalctx.Keyring, client *http.Client
 func (u *Usage) Record(grantID string, now time.Time) {
 	minute := now.UTC().Truncate(time.Minute)
 	u.mu.Lock()
-	if _, ok := u.pending[grantID]; ok || len(u.pending) < maxPendingUses {
+	// Requests finish out of order: a later minute is never replaced by
+	// an earlier one.
+	if cur, ok := u.pending[grantID]; ok && cur.Before(minute) || !ok && len(u.pending) < maxPendingUses {
 		u.pending[grantID] = minute
 	}
 	u.mu.Unlock()

@@ -7,17 +7,17 @@ import (
 	"net/http"
 	"testing"
 
-	"partnerapi.dev/pkg/testenv"
+	"partnerapi.dev/pkg/servicetest"
 )
 
 // FuzzWriteBodies sends the payment-correction writes, against a real
 // database, with arbitrary text in one string of a valid body or an
-// arbitrary body (testenv.FuzzWriteBodies): never a 5xx, always the
+// arbitrary body (servicetest.FuzzWriteBodies): never a 5xx, always the
 // envelope, no internals, no quoted input. make fuzz runs it.
 func FuzzWriteBodies(f *testing.F) {
 	e := newEnv(f)
 	writes := correctionWrites(e)
-	testenv.FuzzWriteBodies(f, writes, func(t *testing.T, method, path string, body []byte) (int, []byte) {
+	servicetest.FuzzWriteBodies(f, writes, func(t *testing.T, method, path string, body []byte) (int, []byte) {
 		e.use(t)
 		return e.do(method, path, helsinki, bytes.NewReader(body), nil)
 	})
@@ -34,7 +34,7 @@ func mustJSON(t testing.TB, v any) []byte {
 
 // correctionWrites are the payment-correction writes with valid bodies
 // over a corrected day's sources.
-func correctionWrites(e *env) []testenv.Write {
+func correctionWrites(e *env) []servicetest.Write {
 	correctionDay(e)
 	r := base(helsinki)
 	_, preview := e.post(r+"/payment-corrections/preview", helsinki, previewBody("correct", "cash"))
@@ -43,7 +43,7 @@ func correctionWrites(e *env) []testenv.Write {
 	undo := maps.Clone(apply)
 	undo["action"] = "undo"
 	delete(undo, "toMethodKey")
-	return []testenv.Write{
+	return []servicetest.Write{
 		{Method: http.MethodPost, Path: r + "/payment-corrections/preview", Body: string(mustJSON(e.t, previewBody("correct", "cash")))},
 		{Method: http.MethodPost, Path: r + "/payment-corrections/apply", Body: string(mustJSON(e.t, apply))},
 		{Method: http.MethodPost, Path: r + "/payment-corrections/undo", Body: string(mustJSON(e.t, undo))},
@@ -55,7 +55,7 @@ func correctionWrites(e *env) []testenv.Write {
 func TestWrongTypesAreNamed(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	testenv.CheckWrongTypes(t, correctionWrites(e), func(t *testing.T, method, path string, body []byte) (int, []byte) {
+	servicetest.CheckWrongTypes(t, correctionWrites(e), func(t *testing.T, method, path string, body []byte) (int, []byte) {
 		return e.do(method, path, helsinki, bytes.NewReader(body), nil)
 	})
 }

@@ -155,7 +155,13 @@ func (s *Store) Ingest(ctx context.Context, b domain.Batch) error {
 		return err
 	}
 	var restaurants []string
+	// Every restaurant of the batch, refunds' too: which refunds are new
+	// is read under the restaurant's lock, so two ingestions of one new
+	// refund record it once.
 	for _, r := range sources {
+		restaurants = append(restaurants, strings.ToLower(r.RestaurantID))
+	}
+	for _, r := range refunds {
 		restaurants = append(restaurants, strings.ToLower(r.RestaurantID))
 	}
 	slices.Sort(restaurants)

@@ -5,18 +5,18 @@ import (
 	"net/http"
 	"testing"
 
-	"partnerapi.dev/pkg/testenv"
+	"partnerapi.dev/pkg/servicetest"
 )
 
 // FuzzWriteBodies sends catalog-import plan and apply, against a real
 // database and the real menus service, with arbitrary text in one string
-// of a valid body or an arbitrary body (testenv.FuzzWriteBodies): never a
+// of a valid body or an arbitrary body (servicetest.FuzzWriteBodies): never a
 // 5xx, always the envelope, no internals, no quoted input. make fuzz runs
 // it.
 func FuzzWriteBodies(f *testing.F) {
 	e := newEnv(f, options{})
 	writes := importWrites(e)
-	testenv.FuzzWriteBodies(f, writes, func(t *testing.T, method, path string, body []byte) (int, []byte) {
+	servicetest.FuzzWriteBodies(f, writes, func(t *testing.T, method, path string, body []byte) (int, []byte) {
 		e.t = t
 		return e.do(method, path, helsinki, string(body))
 	})
@@ -24,7 +24,7 @@ func FuzzWriteBodies(f *testing.F) {
 
 // importWrites are plan and apply of the documented example into a new
 // draft, with valid bodies.
-func importWrites(e *env) []testenv.Write {
+func importWrites(e *env) []servicetest.Write {
 	body := map[string]any{"target": map[string]any{"mode": "new_draft"}, "document": cafe(e.t)}
 	plan, err := json.Marshal(body)
 	if err != nil {
@@ -36,7 +36,7 @@ func importWrites(e *env) []testenv.Write {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	return []testenv.Write{
+	return []servicetest.Write{
 		{Method: http.MethodPost, Path: base(helsinki) + "/plan", Body: string(plan)},
 		{Method: http.MethodPost, Path: base(helsinki) + "/apply", Body: string(apply)},
 	}
@@ -47,7 +47,7 @@ func importWrites(e *env) []testenv.Write {
 func TestWrongTypesAreNamed(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, nowhere(t))
-	testenv.CheckWrongTypes(t, importWrites(e), func(t *testing.T, method, path string, body []byte) (int, []byte) {
+	servicetest.CheckWrongTypes(t, importWrites(e), func(t *testing.T, method, path string, body []byte) (int, []byte) {
 		return e.do(method, path, helsinki, string(body))
 	})
 }

@@ -5,18 +5,18 @@ import (
 	"net/http"
 	"testing"
 
-	"partnerapi.dev/pkg/testenv"
+	"partnerapi.dev/pkg/servicetest"
 )
 
 // FuzzWriteBodies sends every partner write of the events service (the
 // webhook endpoint operations), against a real database, with arbitrary
 // text in one string of a valid body or an arbitrary body
-// (testenv.FuzzWriteBodies): never a 5xx, always the envelope, no
+// (servicetest.FuzzWriteBodies): never a 5xx, always the envelope, no
 // internals, no quoted input. make fuzz runs it.
 func FuzzWriteBodies(f *testing.F) {
 	e := newEnv(f)
 	writes := webhookWrites(e)
-	testenv.FuzzWriteBodies(f, writes, func(t *testing.T, method, path string, body []byte) (int, []byte) {
+	servicetest.FuzzWriteBodies(f, writes, func(t *testing.T, method, path string, body []byte) (int, []byte) {
 		r := e.callRaw(t, method, path, "client-1", manage, body)
 		return r.status, r.body
 	})
@@ -27,7 +27,7 @@ func FuzzWriteBodies(f *testing.F) {
 func TestWebhookWrongTypesAreNamed(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	testenv.CheckWrongTypes(t, webhookWrites(e), func(t *testing.T, method, path string, body []byte) (int, []byte) {
+	servicetest.CheckWrongTypes(t, webhookWrites(e), func(t *testing.T, method, path string, body []byte) (int, []byte) {
 		r := e.callRaw(t, method, path, "client-1", manage, body)
 		return r.status, r.body
 	})
@@ -35,7 +35,7 @@ func TestWebhookWrongTypesAreNamed(t *testing.T) {
 
 // webhookWrites are the webhook endpoint writes with valid bodies: on one
 // endpoint, and a delete on another so the first stays.
-func webhookWrites(e *env) []testenv.Write {
+func webhookWrites(e *env) []servicetest.Write {
 	t := e.t
 	base := "/v1/restaurants/" + restA + "/webhook-endpoints"
 	create := func(key string) string {
@@ -53,7 +53,7 @@ func webhookWrites(e *env) []testenv.Write {
 		t.Fatalf("test event: %d %s", r.status, r.body)
 	}
 	delivery := r.json(t)["data"].(map[string]any)["delivery"].(map[string]any)["id"]
-	return []testenv.Write{
+	return []servicetest.Write{
 		{Method: http.MethodPost, Path: base, Body: `{"url":"http://127.0.0.1:9/hooks","eventTypes":["order.created","menu.published"],"idempotencyKey":"{KEY}"}`},
 		{Method: http.MethodPatch, Path: ep, Body: `{"url":"http://127.0.0.1:9/other","eventTypes":["order.updated"],"disabled":false,"idempotencyKey":"{KEY}"}`},
 		{Method: http.MethodPost, Path: ep + "/rotate-secret", Body: `{"gracePeriodSeconds":3600,"idempotencyKey":"{KEY}"}`},

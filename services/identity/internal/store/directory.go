@@ -337,6 +337,14 @@ func (s *Store) RotateClientSecret(ctx context.Context, id, secret string, overl
 		if r.Type != domain.ClientConfidential {
 			return domain.Invalid("clientId: %s is a public client and has no secret", id)
 		}
+		// The secret it already has: nothing rotates, so the previous one
+		// keeps its overlap (a repeated call, or the operator seeing its
+		// Secret change in metadata only).
+		if r.SecretHash != nil && bcrypt.CompareHashAndPassword([]byte(*r.SecretHash), []byte(secret)) == nil {
+			c, err := s.Client(ctx, id)
+			out = c
+			return err
+		}
 		if err := tx.Exec(`UPDATE partner_clients SET previous_secret_hash = secret_hash,
 			previous_secret_expires_at = now() + make_interval(secs => ?), secret_hash = ?, updated_at = now() WHERE id = ?`,
 			overlap.Seconds(), string(h), id).Error; err != nil {
@@ -405,6 +413,17 @@ func (s *Store) ConsentOptions(ctx context.Context, userID string) (domain.Conse
 func (s *Store) CreateGrant(ctx context.Context, g domain.GrantRequest) (string, error) {
 	id := uuid.NewString()
 	err := s.inTx(ctx, func(ctx context.Context, tx *gorm.DB) error {
+		// The client's status under a share lock: a suspension (which
+		// takes the row FOR UPDATE, then revokes the client's grants)
+		// either commits first and refuses this grant, or waits for it
+		// and revokes it too.
+		var status string
+		if err := tx.Raw(`SELECT status FROM partner_clients WHERE id = ? FOR SHARE`, g.ClientID).Scan(&status).Error; err != nil {
+			return err
+		}
+		if status != string(domain.ClientApproved) {
+			return domain.Invalid("client: %s is not approved", g.ClientID)
+		}
 		if err := tx.Exec(`INSERT INTO grants (id, client_id, user_id, scopes, boundary, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
 			id, g.ClientID, g.UserID, jsonList(g.Scopes), string(g.Boundary), s.now(), g.ExpiresAt).Error; err != nil {
 			return err

@@ -4,17 +4,17 @@ import (
 	"net/http"
 	"testing"
 
-	"partnerapi.dev/pkg/testenv"
+	"partnerapi.dev/pkg/servicetest"
 )
 
 // FuzzWriteBodies sends every partner write of the menus service, against
 // a real database, with arbitrary text in one string of a valid body or an
-// arbitrary body (testenv.FuzzWriteBodies): never a 5xx, always the
+// arbitrary body (servicetest.FuzzWriteBodies): never a 5xx, always the
 // envelope, no internals, no quoted input. make fuzz runs it.
 func FuzzWriteBodies(f *testing.F) {
 	e := fixtureEnv(newEnv(f))
 	writes := menusWrites(e)
-	testenv.FuzzWriteBodies(f, writes, func(t *testing.T, method, path string, body []byte) (int, []byte) {
+	servicetest.FuzzWriteBodies(f, writes, func(t *testing.T, method, path string, body []byte) (int, []byte) {
 		e.use(t)
 		return e.do(method, path, helsinki, string(body))
 	})
@@ -25,16 +25,16 @@ func FuzzWriteBodies(f *testing.F) {
 func TestWrongTypesAreNamed(t *testing.T) {
 	t.Parallel()
 	e := fixtureEnv(newEnv(t))
-	testenv.CheckWrongTypes(t, menusWrites(e), func(t *testing.T, method, path string, body []byte) (int, []byte) {
+	servicetest.CheckWrongTypes(t, menusWrites(e), func(t *testing.T, method, path string, body []byte) (int, []byte) {
 		return e.do(method, path, helsinki, string(body))
 	})
 }
 
 // menusWrites are the partner writes of the menus service with valid
 // bodies over the Helsinki fixture.
-func menusWrites(e *env) []testenv.Write {
+func menusWrites(e *env) []servicetest.Write {
 	version := e.must(http.StatusOK, http.MethodGet, itemPath(helsinki, menuDraft, itemSpecial), helsinki, nil)["version"].(string)
-	return []testenv.Write{
+	return []servicetest.Write{
 		{Method: http.MethodPost, Path: menus(helsinki), Body: `{"name":"Winter","idempotencyKey":"{KEY}"}`},
 		{Method: http.MethodPost, Path: items(helsinki, menuDraft), Body: `{"catalogItemIds":["` + itemCoffee + `"],"expectedCategoryCount":1,"expectedItemCount":1,"idempotencyKey":"{KEY}","confirmed":true}`},
 		{Method: http.MethodPatch, Path: itemPath(helsinki, menuDraft, itemSpecial), Body: `{"expectedVersion":"` + version + `","changes":{"name":"Special","description":"Ask the staff","basePriceMinor":1650,"visible":true,"showInKitchen":false},"idempotencyKey":"{KEY}","confirmed":true}`},
