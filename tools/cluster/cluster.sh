@@ -188,16 +188,23 @@ down() {
   local ns
   ns=$(cat "$WORK/netns" 2>/dev/null || true)
   [[ -f $WORK/pids/host-bridge ]] && kill "$(cat "$WORK/pids/host-bridge")" 2>/dev/null || true
-  if [[ -n $ns ]]; then
-    # Every process of the namespace (the node's components, containerd's shims, the
-    # holder): the namespace and its mounts, iptables rules and links go with the last one.
-    for p in $(ls /proc | grep -E '^[0-9]+$'); do
-      if [[ $(readlink "/proc/$p/ns/net" 2>/dev/null) == "$ns" ]]; then kill -9 "$p" 2>/dev/null || true; fi
-    done
-  fi
-  # Containers run in pod namespaces of their own: find them by their cgroup.
-  for p in $(grep -l kubepods /proc/[0-9]*/cgroup 2>/dev/null | cut -d/ -f3); do kill -9 "$p" 2>/dev/null || true; done
-  sleep 1
+  # Every process of the namespace (the node's components, containerd's shims, the
+  # holder): the namespace and its mounts, iptables rules and links go with the last one.
+  # Containers run in pod namespaces of their own: find them by their cgroup. In rounds
+  # until none is left: containerd can start a shim while a round runs, and a new process
+  # may take a PID below those already listed.
+  local round p found
+  for round in 1 2 3 4 5 6 7 8 9 10; do
+    found=""
+    if [[ -n $ns ]]; then
+      for p in $(ls /proc | grep -E '^[0-9]+$'); do
+        if [[ $(readlink "/proc/$p/ns/net" 2>/dev/null) == "$ns" ]]; then kill -9 "$p" 2>/dev/null || true; found=1; fi
+      done
+    fi
+    for p in $(grep -l kubepods /proc/[0-9]*/cgroup 2>/dev/null | cut -d/ -f3); do kill -9 "$p" 2>/dev/null || true; found=1; done
+    [[ -n $found ]] || break
+    sleep 1
+  done
   # Pod cgroups live in the host's cgroup tree.
   for c in /sys/fs/cgroup/*/kubepods*; do
     [[ -d $c ]] && find "$c" -depth -type d -exec rmdir {} \; 2>/dev/null || true
