@@ -24,7 +24,11 @@ SHORT_FLAGS ?= -short -count=1 -timeout 15m
 FUZZ_TARGETS := gateway:./internal/server:FuzzPartnerRoutes services/orders:./internal/api:FuzzOrderRoutes \
   services/menus:./internal/api:FuzzWriteBodies services/catalogimport:./internal/api:FuzzWriteBodies \
   services/accounting:./internal/api:FuzzWriteBodies services/events:./internal/api:FuzzWriteBodies
-FUZZ_TIME ?= 20s
+# A count of generated inputs (Nx), not a duration: with a duration, Go 1.26's fuzzing coordinator
+# can report its own deadline as a failure ("context deadline exceeded", no failing input) when a
+# busy machine starves the workers at the end (golang/go#75804, fixed in Go 1.27). A count has no
+# deadline: a busy machine only takes longer, and a hanging input fails on -timeout with a stack.
+FUZZ_TIME ?= 10000x
 BENCH ?= .
 BENCH_TIME ?= 2s
 BENCH_ORDERS ?= 1000000
@@ -129,15 +133,14 @@ test-each: ## (inner) Vet and test each of MODULES alone with GOWORK=off and TES
 
 .PHONY: fuzz
 # Each run starts from the seeds in testdata/fuzz: Go replays the inputs earlier runs generated
-# (kept in GOCACHE/fuzz) before fuzzing, within FUZZ_TIME, and that corpus grows with every run
-# until the replay alone outlasts FUZZ_TIME. A failing input is saved under testdata/fuzz, so
-# nothing found is lost by dropping the generated corpus.
-fuzz: ## (inner) Run each fuzz target for FUZZ_TIME from its seed corpus; a failing input is saved under the package's testdata/fuzz
+# (kept in GOCACHE/fuzz) before fuzzing, and that corpus grows with every run, so each run drops
+# it first. A failing input is saved under testdata/fuzz, so nothing found is lost.
+fuzz: ## (inner) Run each fuzz target for FUZZ_TIME (a count of inputs) from its seed corpus; a failing input is saved under the package's testdata/fuzz
 	@for f in $(FUZZ_TARGETS); do \
 	  IFS=: read -r m p n <<< "$$f"; \
 	  echo "== $$m: fuzz $$n for $(FUZZ_TIME) ($$(date +%T))"; \
 	  (cd $$m && rm -rf "$$(GOWORK=off go env GOCACHE)/fuzz/$$(GOWORK=off go list $$p)/$$n" && \
-	    GOWORK=off go test -run '^$$' -fuzz "^$$n\$$" -fuzztime $(FUZZ_TIME) $$p) || exit 1; \
+	    GOWORK=off go test -run '^$$' -fuzz "^$$n\$$" -fuzztime $(FUZZ_TIME) -timeout 10m $$p) || exit 1; \
 	done
 
 .PHONY: bench

@@ -40,8 +40,7 @@ func Open(raw string) (redis.UniversalClient, error) {
 		if err != nil {
 			return nil, errors.New("REDIS_URL names a Sentinel set (master_name) but is not valid: redis://sentinel:port?master_name=name&addr=sentinel2:port")
 		}
-		o.DialTimeout, o.ReadTimeout, o.WriteTimeout, o.PoolTimeout = timeout, timeout, timeout, timeout
-		o.MaxRetries, o.Protocol = -1, 2
+		bound(&o.DialTimeout, &o.ReadTimeout, &o.WriteTimeout, &o.PoolTimeout, &o.MaxRetries, &o.Protocol)
 		c = redis.NewFailoverClient(o)
 	case q.Has("addr"):
 		o, err := redis.ParseClusterURL(raw)
@@ -50,19 +49,14 @@ func Open(raw string) (redis.UniversalClient, error) {
 		}
 		// MOVED and ASK answers are still followed (MaxRedirects): they
 		// are how a cluster says where a slot went after a failover.
-		o.DialTimeout, o.ReadTimeout, o.WriteTimeout, o.PoolTimeout = timeout, timeout, timeout, timeout
-		o.MaxRetries, o.Protocol = -1, 2
+		bound(&o.DialTimeout, &o.ReadTimeout, &o.WriteTimeout, &o.PoolTimeout, &o.MaxRetries, &o.Protocol)
 		c = redis.NewClusterClient(o)
 	default:
 		o, err := redis.ParseURL(raw)
 		if err != nil {
 			return nil, errors.New("REDIS_URL is not a valid redis:// URL")
 		}
-		o.DialTimeout, o.ReadTimeout, o.WriteTimeout, o.PoolTimeout = timeout, timeout, timeout, timeout
-		// RESP2: nothing here uses RESP3's push notifications or
-		// client-side caching, and with RESP3 go-redis looks for pending
-		// push messages around every command.
-		o.MaxRetries, o.Protocol = -1, 2
+		bound(&o.DialTimeout, &o.ReadTimeout, &o.WriteTimeout, &o.PoolTimeout, &o.MaxRetries, &o.Protocol)
 		c = redis.NewClient(o)
 	}
 	// No caller lookup per command: it walks the stack on every call, a
@@ -76,4 +70,13 @@ func Open(raw string) (redis.UniversalClient, error) {
 		return nil, fmt.Errorf("redis metrics: %w", err)
 	}
 	return c, nil
+}
+
+// bound gives a client of any topology the same limits: timeout on every
+// wait, no retry, and RESP2 (nothing here uses RESP3's push notifications
+// or client-side caching, and with RESP3 go-redis looks for pending push
+// messages around every command).
+func bound(dial, read, write, pool *time.Duration, retries, protocol *int) {
+	*dial, *read, *write, *pool = timeout, timeout, timeout, timeout
+	*retries, *protocol = -1, 2
 }

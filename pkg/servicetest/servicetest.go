@@ -27,6 +27,7 @@ import (
 	"partnerapi.dev/pkg/internalctx"
 	"partnerapi.dev/pkg/lifecycle"
 	"partnerapi.dev/pkg/service"
+	"partnerapi.dev/pkg/testenv"
 )
 
 // KeySpec is the INTERNAL_CONTEXT_KEYS the tests give a service; Keys is
@@ -62,6 +63,46 @@ func Open(t testing.TB, cfg database.Config, schema string) (*database.DB, *data
 	}
 	t.Cleanup(func() { _ = reads.Close(ctx) })
 	return db, reads
+}
+
+// ReplicaDatabase starts a Postgres server of the test's own with a
+// streaming replica, migrates the primary with migrate and returns the
+// configuration that writes to the primary and reads from the replica.
+func ReplicaDatabase(t testing.TB, migrate testenv.MigrateFunc) database.Config {
+	t.Helper()
+	primary, replica := testenv.PostgresWithReplica(t)
+	if err := migrate(context.Background(), primary); err != nil {
+		t.Fatal(err)
+	}
+	return database.Config{URL: config.Secret(primary), ReadURL: config.Secret(replica), ReadWait: 50 * time.Millisecond}
+}
+
+// PauseReplay stops the replica of reads replaying what the primary
+// commits, as a lagging replica does.
+func PauseReplay(t testing.TB, reads *database.Reads) {
+	t.Helper()
+	if err := reads.Replica().Gorm.Exec(`SELECT pg_wal_replay_pause()`).Error; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// ResumeReplay lets the replica of reads replay again and waits until it
+// has caught up with the primary (CaughtUp waits without resuming).
+func ResumeReplay(t testing.TB, reads *database.Reads) {
+	t.Helper()
+	if err := reads.Replica().Gorm.Exec(`SELECT pg_wal_replay_resume()`).Error; err != nil {
+		t.Fatal(err)
+	}
+	CaughtUp(t, reads)
+}
+
+// CaughtUp waits until the replica of reads has replayed what the primary
+// had committed.
+func CaughtUp(t testing.TB, reads *database.Reads) {
+	t.Helper()
+	if err := reads.WaitReplica(context.Background(), 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // Serve loads a service's serve configuration from vars (KeySpec added as

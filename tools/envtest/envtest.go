@@ -90,7 +90,7 @@ func Binaries(ctx context.Context, log io.Writer) (string, error) {
 		if name == Etcd {
 			return buildEtcd(ctx, target, log)
 		}
-		return buildKubeAPIServer(ctx, target, log)
+		return buildKubernetesCommand(ctx, "kube-apiserver", target, log)
 	})
 	return dir, err
 }
@@ -166,15 +166,6 @@ import (
 func main() { etcdmain.Main(os.Args) }
 `
 
-// The kube-apiserver main package lives in k8s.io/kubernetes and is built by import
-// path; this file only makes go mod tidy keep its dependencies.
-const kubeAPIServerDeps = `//go:build tools
-
-package tools
-
-import _ "k8s.io/kubernetes/cmd/kube-apiserver"
-`
-
 func buildEtcd(ctx context.Context, target string, log io.Writer) error {
 	gomod, err := execTemplate(EtcdGoMod, map[string]string{"Etcd": EtcdVersion})
 	if err != nil {
@@ -184,23 +175,6 @@ func buildEtcd(ctx context.Context, target string, log io.Writer) error {
 		"go.mod":  gomod,
 		"main.go": etcdMain,
 	}, ".", "")
-}
-
-func buildKubeAPIServer(ctx context.Context, target string, log io.Writer) error {
-	staging, err := kubernetesStagingModules(ctx, log)
-	if err != nil {
-		return err
-	}
-	gomod, err := execTemplate(KubeAPIServerGoMod, map[string]any{
-		"Kubernetes": KubernetesVersion, "StagingVersion": StagingVersion, "Staging": staging,
-	})
-	if err != nil {
-		return err
-	}
-	return BuildInTempModule(ctx, target, log, map[string]string{
-		"go.mod":   gomod,
-		"tools.go": kubeAPIServerDeps,
-	}, "k8s.io/kubernetes/cmd/kube-apiserver", kubernetesLdflags())
 }
 
 var stagingReplace = regexp.MustCompile(`^\s*(?:replace\s+)?(k8s\.io/[^\s]+)\s+=>\s+\./staging/`)

@@ -3,11 +3,9 @@ package api_test
 import (
 	"context"
 	"testing"
-	"time"
 
-	"partnerapi.dev/pkg/config"
 	"partnerapi.dev/pkg/database"
-	"partnerapi.dev/pkg/testenv"
+	"partnerapi.dev/pkg/servicetest"
 	"partnerapi.dev/services/accounting/internal/domain"
 	"partnerapi.dev/services/accounting/migrations"
 )
@@ -19,31 +17,22 @@ import (
 func TestReplicaReadsSeeTheirWrites(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	primary, replica := testenv.PostgresWithReplica(t)
-	if err := database.MigrateURL("accounting", migrations.FS, migrations.Go()...)(ctx, primary); err != nil {
-		t.Fatal(err)
-	}
-	e := newEnvOn(t, database.Config{URL: config.Secret(primary), ReadURL: config.Secret(replica), ReadWait: 50 * time.Millisecond, MaxOpenConns: 20})
+	cfg := servicetest.ReplicaDatabase(t, database.MigrateURL("accounting", migrations.FS, migrations.Go()...))
+	cfg.MaxOpenConns = 20
+	e := newEnvOn(t, cfg)
 	correctionDay(e)
 	report := reportPath(helsinki, "day", "2026-07-01", "2026-07-01")
 	applied := func() int {
 		_, body := e.get(report, helsinki)
 		return len(data(t, body)["appliedCorrectionIds"].([]any))
 	}
-	if err := e.reads.WaitReplica(ctx, 10*time.Second); err != nil {
-		t.Fatal(err)
-	}
+	servicetest.CaughtUp(t, e.reads)
 	if n := applied(); n != 0 {
 		t.Fatalf("before: %d corrections", n)
 	}
 
 	// The replica stops replaying; a correction is written on the primary.
-	pause := func(fn string) {
-		if err := e.reads.Replica().Gorm.Exec(`SELECT ` + fn + `()`).Error; err != nil {
-			t.Fatal(err)
-		}
-	}
-	pause("pg_wal_replay_pause")
+	servicetest.PauseReplay(t, e.reads)
 	_, body := e.post(base(helsinki)+"/payment-corrections/preview", helsinki, previewBody("correct", "cash"))
 	if status, body := e.post(base(helsinki)+"/payment-corrections/apply", helsinki, writeBody(data(t, body), domain.NewID())); status != 200 {
 		t.Fatalf("apply: %d %v", status, body)
@@ -60,10 +49,7 @@ func TestReplicaReadsSeeTheirWrites(t *testing.T) {
 	}
 
 	// Replay again: reads go back to the replica, with the correction.
-	pause("pg_wal_replay_resume")
-	if err := e.reads.WaitReplica(ctx, 10*time.Second); err != nil {
-		t.Fatal(err)
-	}
+	servicetest.ResumeReplay(t, e.reads)
 	if n := applied(); n != 1 {
 		t.Fatalf("from the replica: %d corrections", n)
 	}

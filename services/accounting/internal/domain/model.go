@@ -210,6 +210,13 @@ type RefundWrite struct {
 	Event        RefundEvent
 }
 
+// Recorded is the event an ingestion records when it stores this refund
+// event for the first time (an update of a stored one records none):
+// refund_event.recorded with the refund as the API shows it.
+func (w RefundWrite) Recorded() Event {
+	return Event{Type: contracts.EventRefundRecorded, RestaurantID: w.RestaurantID, Data: ViewRefund(w.Event)}
+}
+
 // RefundPosition is the keyset position of a refund page.
 type RefundPosition struct {
 	Date       bizdate.Date

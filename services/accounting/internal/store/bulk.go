@@ -10,7 +10,6 @@ import (
 	"github.com/jackc/pgx/v5/stdlib"
 	"partnerapi.dev/pkg/outbox"
 	"partnerapi.dev/services/accounting/internal/domain"
-	"partnerapi.dev/services/contracts"
 )
 
 // BulkIngest loads a whole import in one transaction, so a bad line anywhere
@@ -68,7 +67,7 @@ CREATE TEMP TABLE stage_refunds (
   seq bigint, restaurant_id text, refund_id text, kind text, occurred_at timestamptz, refund_business_date text,
   order_id text, original_business_date text, method_key text, amount_minor bigint, returned_lines text,
   impact_gross_minor bigint, impact_net_minor bigint, impact_vat_minor bigint, impact_vat_by_rate text,
-  legacy_timing boolean, fingerprint text, event_data text) ON COMMIT DROP;
+  legacy_timing boolean, fingerprint text, event_type text, event_data text) ON COMMIT DROP;
 SET LOCAL work_mem = '256MB';`
 
 var stageSourceColumns = []string{"seq", "restaurant_id", "source_kind", "source_record_id", "receipt_hash", "parent_receipt_hash",
@@ -78,7 +77,7 @@ var stageSourceColumns = []string{"seq", "restaurant_id", "source_kind", "source
 
 var stageRefundColumns = []string{"seq", "restaurant_id", "refund_id", "kind", "occurred_at", "refund_business_date", "order_id",
 	"original_business_date", "method_key", "amount_minor", "returned_lines", "impact_gross_minor", "impact_net_minor",
-	"impact_vat_minor", "impact_vat_by_rate", "legacy_timing", "fingerprint", "event_data"}
+	"impact_vat_minor", "impact_vat_by_rate", "legacy_timing", "fingerprint", "event_type", "event_data"}
 
 type bulkIngest struct {
 	tx  pgx.Tx
@@ -116,13 +115,14 @@ func (b *bulkIngest) add(ctx context.Context, batch domain.Batch) error {
 			if err != nil {
 				return nil, err
 			}
-			data, err := json.Marshal(domain.ViewRefund(w.Event))
+			e := w.Recorded()
+			data, err := json.Marshal(e.Data)
 			if err != nil {
 				return nil, err
 			}
 			return []any{first + int64(i), r.RestaurantID, r.RefundID, r.Kind, r.OccurredAt, r.RefundBusinessDate, r.OrderID,
 				r.OriginalBusinessDate, r.MethodKey, r.AmountMinor, r.ReturnedLines, r.ImpactGrossMinor, r.ImpactNetMinor,
-				r.ImpactVatMinor, r.ImpactVatByRate, r.LegacyTiming, r.Fingerprint, string(data)}, nil
+				r.ImpactVatMinor, r.ImpactVatByRate, r.LegacyTiming, r.Fingerprint, e.Type, string(data)}, nil
 		}))
 	if err != nil {
 		return fmt.Errorf("stage refund events: %w", err)
@@ -169,24 +169,24 @@ ANALYZE bulk_days;`); err != nil {
 	return b.mergeRefunds(ctx)
 }
 
-// mergeRefunds upserts the staged refund events and records
-// refund_event.recorded for those not stored before, in input order.
+// mergeRefunds upserts the staged refund events and records the Recorded
+// event of those not stored before, in input order.
 func (b *bulkIngest) mergeRefunds(ctx context.Context) error {
 	if _, err := b.tx.Exec(ctx, `
 CREATE TEMP TABLE bulk_refunds ON COMMIT DROP AS
 SELECT DISTINCT ON (restaurant_id, refund_id) * FROM stage_refunds ORDER BY restaurant_id, refund_id, seq DESC`); err != nil {
 		return fmt.Errorf("stage refund events: %w", err)
 	}
-	rows, err := b.tx.Query(ctx, `SELECT s.restaurant_id, s.event_data FROM bulk_refunds s
+	rows, err := b.tx.Query(ctx, `SELECT s.restaurant_id, s.event_type, s.event_data FROM bulk_refunds s
 WHERE NOT EXISTS (SELECT 1 FROM refund_events e WHERE e.restaurant_id = s.restaurant_id::uuid AND e.refund_id = s.refund_id)
 ORDER BY s.seq`)
 	if err != nil {
 		return err
 	}
 	events, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (outbox.Event, error) {
-		var restaurant, data string
-		err := r.Scan(&restaurant, &data)
-		return outbox.Event{Type: contracts.EventRefundRecorded, RestaurantID: restaurant, Data: json.RawMessage(data)}, err
+		var restaurant, typ, data string
+		err := r.Scan(&restaurant, &typ, &data)
+		return outbox.Event{Type: typ, RestaurantID: restaurant, Data: json.RawMessage(data)}, err
 	})
 	if err != nil {
 		return err
@@ -195,7 +195,7 @@ ORDER BY s.seq`)
 	for i, c := range refundUpdateColumns {
 		sets[i] = c + " = EXCLUDED." + c
 	}
-	if _, err := b.tx.Exec(ctx, `INSERT INTO refund_events (`+strings.Join(stageRefundColumns[1:len(stageRefundColumns)-1], ", ")+`)
+	if _, err := b.tx.Exec(ctx, `INSERT INTO refund_events (`+strings.Join(stageRefundColumns[1:len(stageRefundColumns)-2], ", ")+`)
 SELECT restaurant_id::uuid, refund_id, kind, occurred_at, refund_business_date::date, order_id, original_business_date::date,
   method_key, amount_minor, returned_lines::jsonb, impact_gross_minor, impact_net_minor, impact_vat_minor,
   impact_vat_by_rate::jsonb, legacy_timing, fingerprint

@@ -256,8 +256,8 @@ func knownRefunds(tx *gorm.DB, refunds []refundEvent) (map[[2]string]bool, error
 	return known, nil
 }
 
-// recordNewRefunds records refund_event.recorded for every refund event
-// this ingestion stored first (an update of a known one records nothing),
+// recordNewRefunds records the Recorded event of every refund event this
+// ingestion stored first (an update of a known one records nothing),
 // in input order, the batch's last state of each; the last step of the
 // transaction.
 func recordNewRefunds(tx *gorm.DB, ws []domain.RefundWrite, known map[[2]string]bool) error {
@@ -271,7 +271,8 @@ func recordNewRefunds(tx *gorm.DB, ws []domain.RefundWrite, known map[[2]string]
 		if known[k] || last[k] != i {
 			continue
 		}
-		events = append(events, outbox.Event{Type: contracts.EventRefundRecorded, RestaurantID: w.RestaurantID, Data: domain.ViewRefund(w.Event)})
+		e := w.Recorded()
+		events = append(events, outbox.Event{Type: e.Type, RestaurantID: e.RestaurantID, Data: e.Data})
 	}
 	return outbox.Record(tx, events...)
 }

@@ -11,13 +11,14 @@ import (
 
 	"partnerapi.dev/pkg/config"
 	"partnerapi.dev/pkg/database"
+	"partnerapi.dev/pkg/testenv"
 	"partnerapi.dev/services/catalogimport/internal/domain"
 	"partnerapi.dev/services/catalogimport/internal/store"
 )
 
 // nowhere is a menus service address where nothing listens: these tests
 // need no menus service, or check what happens without one.
-func nowhere(t testing.TB) options { return options{menusURL: "http://" + freeAddr(t)} }
+func nowhere(t testing.TB) options { return options{menusURL: "http://" + testenv.FreeAddr(t)} }
 
 func TestCapabilities(t *testing.T) {
 	t.Parallel()

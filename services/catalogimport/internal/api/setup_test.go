@@ -7,7 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -139,25 +138,15 @@ func menusEnv(dbURL, addr, internalAddr string) []string {
 		"INTERNAL_HTTP_ADDR=" + internalAddr, "INGEST_TOKEN=test-ingest-token-0123456789", "LOG_LEVEL=warn"}
 }
 
-func freeAddr(t testing.TB) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
-
 // startMenus runs `menus serve` on the test's database until the test ends.
 func startMenus(t testing.TB, dbURL string) string {
 	t.Helper()
 	if menusBin == "" {
 		t.Skip("the menus service (services/menus) is not in this checkout")
 	}
-	addr := freeAddr(t)
+	addr := testenv.FreeAddr(t)
 	cmd := exec.Command(menusBin, "serve")
-	cmd.Env = append(os.Environ(), menusEnv(dbURL, addr, freeAddr(t))...)
+	cmd.Env = append(os.Environ(), menusEnv(dbURL, addr, testenv.FreeAddr(t))...)
 	var logs bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &logs, &logs
 	if err := cmd.Start(); err != nil {

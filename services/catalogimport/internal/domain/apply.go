@@ -149,5 +149,7 @@ func appliedImport(key ApplyKey, req ApplyRequest, b contracts.CatalogBatch, res
 		PlanHash: req.ExpectedPlanHash,
 		Mode:     b.Target.Mode,
 		Batch:    b,
+		Event: Event{Type: contracts.EventCatalogImportApplied, RestaurantID: key.RestaurantID,
+			Data: ImportEvent{ActionID: key.BatchID, TargetMode: b.Target.Mode, Menu: res.Menu, Created: res.Created}},
 	}
 }

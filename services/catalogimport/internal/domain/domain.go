@@ -122,6 +122,14 @@ type ImportEvent struct {
 	Created    contracts.CatalogCounts `json:"created"`
 }
 
+// Event is an event the apply records in its transaction, for the event
+// feed and webhooks.
+type Event struct {
+	Type         string
+	RestaurantID string
+	Data         any
+}
+
 // AppliedImport is the record of one written import: who applied which
 // plan, and what the menus service created.
 type AppliedImport struct {
@@ -130,6 +138,8 @@ type AppliedImport struct {
 	PlanHash string
 	Mode     string
 	Batch    contracts.CatalogBatch
+	// Event is the import's catalog_import.applied, recorded with it.
+	Event Event
 }
 
 // ApplyKey identifies one apply request for its idempotency record.

@@ -52,7 +52,7 @@ type pendingBatch struct {
 func (pendingBatch) TableName() string { return "pending_batches" }
 
 // Apply runs write under the idempotency key and records its import, and
-// the import's catalog_import.applied event, in the same transaction.
+// the event the import carries, in the same transaction.
 func (s *Store) Apply(ctx context.Context, k domain.ApplyKey, write func(ctx context.Context) (domain.AppliedImport, error)) (domain.Stored, error) {
 	res, err := idempotency.Run(ctx, s.DB, idempotency.Request{Scope: k.Scope, Key: k.Key, Body: k.Body}, func(tx *gorm.DB) (int, any, error) {
 		imp, err := write(ctx)
@@ -78,8 +78,7 @@ func (s *Store) Apply(ctx context.Context, k domain.ApplyKey, write func(ctx con
 		if err := tx.Delete(&pendingBatch{}, "batch_id = ?", k.BatchID).Error; err != nil {
 			return 0, nil, err
 		}
-		if err := outbox.Record(tx, outbox.Event{Type: contracts.EventCatalogImportApplied, RestaurantID: k.RestaurantID,
-			Data: domain.ImportEvent{ActionID: imp.Applied.ActionID, TargetMode: imp.Mode, Menu: imp.Applied.Menu, Created: imp.Applied.Created}}); err != nil {
+		if err := outbox.Record(tx, outbox.Event{Type: imp.Event.Type, RestaurantID: imp.Event.RestaurantID, Data: imp.Event.Data}); err != nil {
 			return 0, nil, err
 		}
 		return int(imp.Outcome), imp.Applied, nil

@@ -11,13 +11,8 @@ import (
 func TestWebhookURLsNamingSpecialAddressesAreRefused(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	base := "/v1/restaurants/" + restA + "/webhook-endpoints"
-	r := e.call("POST", base, "client-1", manage, map[string]any{"url": "https://partner.example.com/hooks",
-		"eventTypes": []string{"order.created"}, "idempotencyKey": "51111111-1111-4111-8111-111111111111"})
-	if r.status != 201 {
-		t.Fatalf("create: %d %s", r.status, r.body)
-	}
-	id := data(t, r)["endpoint"].(map[string]any)["id"].(string)
+	base := endpoints
+	id := e.createEndpoint("https://partner.example.com/hooks", "51111111-1111-4111-8111-111111111111")
 	for i, u := range []string{"https://10.0.0.1/", "https://169.254.169.254/latest/", "https://[fc00::1]/", "https://0.0.0.0/",
 		"https://[fe80::1%25eth0]:8443/", "https://[::ffff:10.0.0.1]/", "https://[::a00:1]/", "https://[64:ff9b::a9fe:a9fe]/",
 		"https://[64:ff9b:1::1]/", "https://[2002:a00:1::1]/", "https://[2001::1]/", "https://[fec0::1]/", "https://100.64.0.1/"} {

@@ -80,12 +80,7 @@ func TestWebhookEventTypesRepeatedAreRefused(t *testing.T) {
 	if r.status != 400 || !strings.Contains(string(r.body), "more than once") {
 		t.Fatalf("create with a repeated type: %d %s", r.status, r.body)
 	}
-	r = e.call("POST", base, "client-1", manage, map[string]any{"url": "http://127.0.0.1:9/hooks",
-		"eventTypes": []string{"order.created"}, "idempotencyKey": "31111111-1111-4111-8111-111111111111"})
-	if r.status != 201 {
-		t.Fatalf("create: %d %s", r.status, r.body)
-	}
-	id := data(t, r)["endpoint"].(map[string]any)["id"].(string)
+	id := e.createEndpoint("http://127.0.0.1:9/hooks", "31111111-1111-4111-8111-111111111111")
 	r = e.call("PATCH", base+"/"+id, "client-1", manage, map[string]any{"eventTypes": []string{"order.updated", "order.created", "order.updated"},
 		"idempotencyKey": "41111111-1111-4111-8111-111111111111"})
 	if r.status != 400 {

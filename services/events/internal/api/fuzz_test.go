@@ -37,17 +37,9 @@ func TestWebhookWrongTypesAreNamed(t *testing.T) {
 // endpoint, and a delete on another so the first stays.
 func webhookWrites(e *env) []servicetest.Write {
 	t := e.t
-	base := "/v1/restaurants/" + restA + "/webhook-endpoints"
-	create := func(key string) string {
-		r := e.call(http.MethodPost, base, "client-1", manage, map[string]any{"url": "http://127.0.0.1:9/hooks",
-			"eventTypes": []string{"order.created"}, "idempotencyKey": key})
-		if r.status != http.StatusCreated {
-			t.Fatalf("create: %d %s", r.status, r.body)
-		}
-		return r.json(t)["data"].(map[string]any)["endpoint"].(map[string]any)["id"].(string)
-	}
-	ep := base + "/" + create("21111111-1111-4111-8111-111111111111")
-	gone := base + "/" + create("21111111-1111-4111-8111-111111111112")
+	base := endpoints
+	ep := base + "/" + e.createEndpoint("http://127.0.0.1:9/hooks", "21111111-1111-4111-8111-111111111111")
+	gone := base + "/" + e.createEndpoint("http://127.0.0.1:9/hooks", "21111111-1111-4111-8111-111111111112")
 	r := e.call(http.MethodPost, ep+"/test", "client-1", manage, map[string]any{"idempotencyKey": "21111111-1111-4111-8111-111111111113"})
 	if r.status != http.StatusAccepted {
 		t.Fatalf("test event: %d %s", r.status, r.body)

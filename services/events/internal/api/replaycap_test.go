@@ -11,13 +11,8 @@ import (
 func TestReplayIsBoundedByTheEndpointsQueue(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	base := "/v1/restaurants/" + restA + "/webhook-endpoints"
-	r := e.call("POST", base, "client-1", manage, map[string]any{"url": "http://127.0.0.1:9/hooks",
-		"eventTypes": []string{"order.created"}, "idempotencyKey": "81111111-1111-4111-8111-111111111111"})
-	if r.status != 201 {
-		t.Fatalf("create: %d %s", r.status, r.body)
-	}
-	id := data(t, r)["endpoint"].(map[string]any)["id"].(string)
+	base := endpoints
+	id := e.createEndpoint("http://127.0.0.1:9/hooks", "81111111-1111-4111-8111-111111111111")
 	// 9,995 events, each queued for the endpoint (no worker runs here).
 	for left := 9995; left > 0; left -= 500 {
 		var batch []contracts.EventRecord
@@ -26,7 +21,7 @@ func TestReplayIsBoundedByTheEndpointsQueue(t *testing.T) {
 		}
 		e.appendOK(batch...)
 	}
-	r = e.call("POST", base+"/"+id+"/replay", "client-1", manage, map[string]any{"afterSeq": 0, "idempotencyKey": "91111111-1111-4111-8111-111111111111"})
+	r := e.call("POST", base+"/"+id+"/replay", "client-1", manage, map[string]any{"afterSeq": 0, "idempotencyKey": "91111111-1111-4111-8111-111111111111"})
 	if d := data(t, r); r.status != 202 || d["enqueued"] != float64(5) || d["lastSeq"] != float64(5) || d["hasMore"] != true {
 		t.Fatalf("replay into a queue of 9,995: %d %s", r.status, r.body)
 	}

@@ -3,11 +3,9 @@ package api_test
 import (
 	"context"
 	"testing"
-	"time"
 
-	"partnerapi.dev/pkg/config"
 	"partnerapi.dev/pkg/database"
-	"partnerapi.dev/pkg/testenv"
+	"partnerapi.dev/pkg/servicetest"
 	"partnerapi.dev/services/contracts"
 	"partnerapi.dev/services/events/migrations"
 )
@@ -18,11 +16,7 @@ import (
 func TestReplicaFeedSeesCommittedEvents(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	primary, replica := testenv.PostgresWithReplica(t)
-	if err := database.MigrateURL("events", migrations.FS, migrations.Go()...)(ctx, primary); err != nil {
-		t.Fatal(err)
-	}
-	e := newEnvOn(t, database.Config{URL: config.Secret(primary), ReadURL: config.Secret(replica), ReadWait: 50 * time.Millisecond})
+	e := newEnvOn(t, servicetest.ReplicaDatabase(t, database.MigrateURL("events", migrations.FS, migrations.Go()...)))
 	reads := e.store.Reads
 	head := func() int64 {
 		r, page := e.feed("/v1/restaurants/"+restA+"/events", allScopes)
@@ -32,15 +26,11 @@ func TestReplicaFeedSeesCommittedEvents(t *testing.T) {
 		return page.HeadSeq
 	}
 	e.appendOK(ev(restA, contracts.EventOrderCreated))
-	if err := reads.WaitReplica(ctx, 10*time.Second); err != nil {
-		t.Fatal(err)
-	}
+	servicetest.CaughtUp(t, reads)
 	if h := head(); h != 1 {
 		t.Fatalf("from the replica: head %d", h)
 	}
-	if err := reads.Replica().Gorm.Exec(`SELECT pg_wal_replay_pause()`).Error; err != nil {
-		t.Fatal(err)
-	}
+	servicetest.PauseReplay(t, reads)
 	e.appendOK(ev(restA, contracts.EventOrderCreated))
 	if h := head(); h != 2 {
 		t.Fatalf("with the replica's replay paused: head %d", h)
@@ -48,12 +38,7 @@ func TestReplicaFeedSeesCommittedEvents(t *testing.T) {
 	if reads.DB(ctx) == reads.Replica() {
 		t.Fatal("a lagging replica served a read")
 	}
-	if err := reads.Replica().Gorm.Exec(`SELECT pg_wal_replay_resume()`).Error; err != nil {
-		t.Fatal(err)
-	}
-	if err := reads.WaitReplica(ctx, 10*time.Second); err != nil {
-		t.Fatal(err)
-	}
+	servicetest.ResumeReplay(t, reads)
 	if h := head(); h != 2 {
 		t.Fatalf("from the replica after replay: head %d", h)
 	}

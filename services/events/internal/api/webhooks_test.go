@@ -16,6 +16,20 @@ import (
 
 var manage = []string{contracts.ScopeRestaurantRead, contracts.ScopeOrdersRead, contracts.ScopeWebhooksManage}
 
+// endpoints is restaurant restA's webhook endpoints collection.
+const endpoints = "/v1/restaurants/" + restA + "/webhook-endpoints"
+
+// createEndpoint creates an endpoint of client-1 on restA for url and
+// order.created, under idempotency key key, and returns its id.
+func (e *env) createEndpoint(url, key string) string {
+	e.t.Helper()
+	r := e.call("POST", endpoints, "client-1", manage, map[string]any{"url": url, "eventTypes": []string{"order.created"}, "idempotencyKey": key})
+	if r.status != 201 {
+		e.t.Fatalf("create %s: %d %s", url, r.status, r.body)
+	}
+	return r.json(e.t)["data"].(map[string]any)["endpoint"].(map[string]any)["id"].(string)
+}
+
 // call sends a webhook management request as client on restaurant restA
 // with scopes and checks the answer against the OpenAPI document.
 func (e *env) call(method, path, client string, scopes []string, body any) response {

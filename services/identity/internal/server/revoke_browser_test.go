@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -39,17 +38,6 @@ const (
 // log, feed, webhook worker and connected-apps answers.
 type eventsService struct {
 	url string
-}
-
-// freeAddr is a loopback address nothing listens on now.
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
 }
 
 // buildEvents builds services/events' command into dir (skipping the test
@@ -88,7 +76,7 @@ func startEvents(t *testing.T, bin, addr, identityURL string) *eventsService {
 	})
 	var logs bytes.Buffer
 	cmd := exec.Command(bin, "serve")
-	cmd.Env = env("DATABASE_URL="+db, "HTTP_ADDR="+addr, "INTERNAL_HTTP_ADDR="+freeAddr(t), "IDENTITY_URL="+identityURL,
+	cmd.Env = env("DATABASE_URL="+db, "HTTP_ADDR="+addr, "INTERNAL_HTTP_ADDR="+testenv.FreeAddr(t), "IDENTITY_URL="+identityURL,
 		"WEBHOOKS_ALLOW_LOOPBACK=true")
 	cmd.Stdout, cmd.Stderr = &logs, &logs
 	if err := cmd.Start(); err != nil {
@@ -206,7 +194,7 @@ func waitFor(t *testing.T, what string, cond func() bool, deliveries func() map[
 func TestBrowserRevokeStopsThePartner(t *testing.T) {
 	chromium := testenv.Chromium(t)
 	bin := buildEvents(t, t.TempDir())
-	eventsAddr := freeAddr(t)
+	eventsAddr := testenv.FreeAddr(t)
 	e := newEnv(t, func(c *idconfig.Config) {
 		c.Events = eventsclient.Config{URL: "http://" + eventsAddr, Token: config.Secret(eventsToken)}
 	})

@@ -3,11 +3,9 @@ package api_test
 import (
 	"context"
 	"testing"
-	"time"
 
-	"partnerapi.dev/pkg/config"
 	"partnerapi.dev/pkg/database"
-	"partnerapi.dev/pkg/testenv"
+	"partnerapi.dev/pkg/servicetest"
 	"partnerapi.dev/services/orders/migrations"
 )
 
@@ -17,25 +15,17 @@ import (
 func TestReplicaReadsSeeCommittedOrders(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	primary, replica := testenv.PostgresWithReplica(t)
-	if err := database.MigrateURL("orders", migrations.FS, migrations.Go(migrations.DefaultPartitions)...)(ctx, primary); err != nil {
-		t.Fatal(err)
-	}
-	e := newEnvOn(t, database.Config{URL: config.Secret(primary), ReadURL: config.Secret(replica), ReadWait: 50 * time.Millisecond})
+	e := newEnvOn(t, servicetest.ReplicaDatabase(t, database.MigrateURL("orders", migrations.FS, migrations.Go(migrations.DefaultPartitions)...)))
 	found := func(id string) bool {
 		return len(e.page(base+"?order_id="+id, helsinki).ids()) == 1
 	}
 	e.ingest(order(helsinki, "before", hel(2026, 3, 10, 12, 0)))
-	if err := e.reads.WaitReplica(ctx, 10*time.Second); err != nil {
-		t.Fatal(err)
-	}
+	servicetest.CaughtUp(t, e.reads)
 	if !found("before") {
 		t.Fatal("the replica does not find an order it replayed")
 	}
 
-	if err := e.reads.Replica().Gorm.Exec(`SELECT pg_wal_replay_pause()`).Error; err != nil {
-		t.Fatal(err)
-	}
+	servicetest.PauseReplay(t, e.reads)
 	e.ingest(order(helsinki, "during", hel(2026, 3, 10, 13, 0)))
 	if !found("during") {
 		t.Fatal("an order ingested while the replica's replay is paused is not found")
@@ -46,12 +36,7 @@ func TestReplicaReadsSeeCommittedOrders(t *testing.T) {
 	if e.reads.DB(ctx) == e.reads.Replica() {
 		t.Fatal("a lagging replica served a read")
 	}
-	if err := e.reads.Replica().Gorm.Exec(`SELECT pg_wal_replay_resume()`).Error; err != nil {
-		t.Fatal(err)
-	}
-	if err := e.reads.WaitReplica(ctx, 10*time.Second); err != nil {
-		t.Fatal(err)
-	}
+	servicetest.ResumeReplay(t, e.reads)
 	if !found("during") {
 		t.Fatal("the replica does not find the order once it replayed it")
 	}

@@ -6,7 +6,6 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -112,7 +111,7 @@ func startIdentity(t *testing.T) *identityProcess {
 		return nil
 	}
 	dbURL := testenv.NewDatabase(t, "identity", migrate)
-	internal, public := freeAddr(t), freeAddr(t)
+	internal, public := testenv.FreeAddr(t), testenv.FreeAddr(t)
 	p := &identityProcess{t: t, bin: bin, adminURL: "http://" + internal, dbURL: dbURL, publicURL: "http://" + public,
 		env: append(base, "DATABASE_URL="+dbURL, "HTTP_ADDR="+public, "INTERNAL_HTTP_ADDR="+internal, "PUBLIC_BASE_URL=http://"+public)}
 	p.Start()
@@ -164,16 +163,6 @@ func (p *identityProcess) Stop() {
 		<-p.done
 	}
 	p.cmd = nil
-}
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
 }
 
 // startOperator runs the manager with the reconciler, as main does, against cfg.
