@@ -28,7 +28,7 @@ FUZZ_TARGETS := gateway:./internal/server:FuzzPartnerRoutes services/orders:./in
 # can report its own deadline as a failure ("context deadline exceeded", no failing input) when a
 # busy machine starves the workers at the end (golang/go#75804, fixed in Go 1.27). A count has no
 # deadline: a busy machine only takes longer, and a hanging input fails on -timeout with a stack.
-FUZZ_TIME ?= 10000x
+FUZZ_TIME ?= 20000x
 BENCH ?= .
 BENCH_TIME ?= 2s
 BENCH_ORDERS ?= 1000000

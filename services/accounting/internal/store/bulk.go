@@ -79,6 +79,10 @@ var stageRefundColumns = []string{"seq", "restaurant_id", "refund_id", "kind", "
 	"original_business_date", "method_key", "amount_minor", "returned_lines", "impact_gross_minor", "impact_net_minor",
 	"impact_vat_minor", "impact_vat_by_rate", "legacy_timing", "fingerprint", "event_type", "event_data"}
 
+// storedRefundColumns are the staged columns refund_events keeps: all but
+// the input position and the event.
+var storedRefundColumns = stageRefundColumns[1 : len(stageRefundColumns)-2]
+
 type bulkIngest struct {
 	tx  pgx.Tx
 	seq int64
@@ -195,7 +199,7 @@ ORDER BY s.seq`)
 	for i, c := range refundUpdateColumns {
 		sets[i] = c + " = EXCLUDED." + c
 	}
-	if _, err := b.tx.Exec(ctx, `INSERT INTO refund_events (`+strings.Join(stageRefundColumns[1:len(stageRefundColumns)-2], ", ")+`)
+	if _, err := b.tx.Exec(ctx, `INSERT INTO refund_events (`+strings.Join(storedRefundColumns, ", ")+`)
 SELECT restaurant_id::uuid, refund_id, kind, occurred_at, refund_business_date::date, order_id, original_business_date::date,
   method_key, amount_minor, returned_lines::jsonb, impact_gross_minor, impact_net_minor, impact_vat_minor,
   impact_vat_by_rate::jsonb, legacy_timing, fingerprint
