@@ -26,6 +26,9 @@ var builtProcesses = sync.OnceValues(func() (string, error) {
 // the other accepts. A value that would crash-loop a pod, or an audience changed on
 // one side, fails here.
 func TestEnvironmentsStart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds every process")
+	}
 	bin, err := builtProcesses()
 	if err != nil {
 		t.Fatal(err)
@@ -52,6 +55,9 @@ func TestEnvironmentsStart(t *testing.T) {
 // TestEnvironmentCheckCatchesBrokenValues breaks one dev value per case, as an operator
 // might, and expects TestEnvironmentsStart's checks to name it.
 func TestEnvironmentCheckCatchesBrokenValues(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds every process")
+	}
 	bin, err := builtProcesses()
 	if err != nil {
 		t.Fatal(err)

@@ -85,6 +85,9 @@ func seconds(d time.Duration) int { return int(d/time.Second) + 1 }
 // at 50 requests at once: 60 of 200, plus the one request a second GCRA
 // gives back while they run.
 func TestExactQuotaAcrossTwoGatewaysOnRedisTopologies(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a Redis Cluster and a Sentinel set")
+	}
 	for name, start := range topologies {
 		t.Run(name, func(t *testing.T) {
 			topo := start(t)
@@ -111,6 +114,9 @@ func TestExactQuotaAcrossTwoGatewaysOnRedisTopologies(t *testing.T) {
 // asynchronously, so the promoted replica may lack the last counts the
 // master took: at most one quota more in Redis.
 func TestRedisFailoverUnderLoad(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a Redis Cluster and a Sentinel set")
+	}
 	for name, start := range topologies {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
