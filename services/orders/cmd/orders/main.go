@@ -96,9 +96,10 @@ func importOrders(ctx context.Context, args []string, open func(context.Context)
 		// The import allocates a lot of short-lived records; collect less often.
 		debug.SetGCPercent(200)
 	}
-	st := &store.Store{DB: db.SQL, EventData: api.OrderEventData}
+	st := &store.Store{DB: db.SQL}
+	events := domain.OrderEvents{View: api.OrderEventData}.Decide
 	if *noEvents {
-		st.EventData = nil
+		events = nil
 	}
 	// Into an empty schema: one transaction that COPYs every batch and
 	// rebuilds the indexes at the end; all or nothing.
@@ -114,7 +115,7 @@ func importOrders(ctx context.Context, args []string, open func(context.Context)
 	switch {
 	case errors.Is(err, store.ErrNotEmpty):
 		// Batches through the replacing upsert, each its own transaction.
-		n, err = domain.Ingestion{Repo: st, BatchSize: *batch}.Ingest(ctx, in, progress)
+		n, err = domain.Ingestion{Repo: st, BatchSize: *batch, Events: events}.Ingest(ctx, in, progress)
 		if err != nil {
 			return fmt.Errorf("import stopped after %d orders: %w", n, err)
 		}

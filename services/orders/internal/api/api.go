@@ -177,7 +177,7 @@ func (h *Handlers) ingest(c *fiber.Ctx) error {
 	}
 	// An ingested batch is a bulk load: its statements may outlast a
 	// partner request's bound (DATABASE_STATEMENT_TIMEOUT).
-	n, err := domain.Ingestion{Repo: h.Repo}.Ingest(database.Unbounded(c.UserContext()), bytes.NewReader(body), nil)
+	n, err := domain.Ingestion{Repo: h.Repo, Events: domain.OrderEvents{View: OrderEventData}.Decide}.Ingest(database.Unbounded(c.UserContext()), bytes.NewReader(body), nil)
 	if err != nil {
 		return err
 	}

@@ -26,7 +26,7 @@ func TestDatabaseUnavailable(t *testing.T) {
 	}
 	defer db.Close(ctx)
 	keys := servicetest.Keys(t)
-	h := &api.Handlers{Repo: &store.Store{DB: db.SQL, EventData: api.OrderEventData}, Cursors: cursor.New(bytes.Repeat([]byte{9}, 32)), Keys: keys, IngestToken: token}
+	h := &api.Handlers{Repo: &store.Store{DB: db.SQL}, Cursors: cursor.New(bytes.Repeat([]byte{9}, 32)), Keys: keys, IngestToken: token}
 	e := appEnv(t, h.App(nil), keys)
 	for _, path := range []string{base, base + "/o1", base + "?order_id=o1"} {
 		status, body := e.get(path, helsinki)

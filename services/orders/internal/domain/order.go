@@ -178,8 +178,10 @@ type Page struct {
 // Repository stores orders.
 type Repository interface {
 	// Replace stores each order in its latest state, replacing earlier
-	// states of the same (restaurant, order id), all or nothing.
-	Replace(ctx context.Context, orders []Order) error
+	// states of the same (restaurant, order id), all or nothing, and records
+	// the event decide gives each order it changed (none when nil) in the
+	// same transaction.
+	Replace(ctx context.Context, orders []Order, decide Decide) error
 	// Search returns up to f.Limit orders, newest first, with at most
 	// SearchLineCap lines each.
 	Search(ctx context.Context, f Filter) (Page, error)

@@ -21,6 +21,9 @@ type Ingestion struct {
 	// Sink, when set with a BatchSize, takes the batches instead of
 	// Repo.Replace (a bulk load into an empty schema).
 	Sink BatchSink
+	// Events decides the event of each order a batch changes; nil records
+	// none.
+	Events Decide
 }
 
 // BatchSink takes an import's batches: Prepare runs on the parsing workers,
@@ -47,7 +50,7 @@ func (in Ingestion) Ingest(ctx context.Context, r io.Reader, progress func(store
 		if len(batch) == 0 {
 			return 0, nil
 		}
-		if err := in.Repo.Replace(ctx, dedupe(batch)); err != nil {
+		if err := in.Repo.Replace(ctx, dedupe(batch), in.Events); err != nil {
 			return 0, err
 		}
 		if progress != nil {
@@ -193,7 +196,7 @@ func (in Ingestion) pipeline(ctx context.Context, r io.Reader, progress func(sto
 		if in.Sink != nil {
 			err = in.Sink.Store(ctx, c.prepared)
 		} else {
-			err = in.Repo.Replace(ctx, dedupe(c.orders))
+			err = in.Repo.Replace(ctx, dedupe(c.orders), in.Events)
 		}
 		if err != nil {
 			cancel()

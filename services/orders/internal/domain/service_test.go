@@ -14,7 +14,7 @@ type memRepo struct {
 	batches [][]Order
 }
 
-func (m *memRepo) Replace(_ context.Context, orders []Order) error {
+func (m *memRepo) Replace(_ context.Context, orders []Order, _ Decide) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.batches = append(m.batches, orders)

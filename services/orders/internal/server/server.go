@@ -20,7 +20,7 @@ func Build(ctx context.Context, cfg *config.Serve, p service.Process) (*service.
 	if err != nil {
 		return nil, err
 	}
-	h := &api.Handlers{Repo: &store.Store{DB: p.DB.SQL, Reads: p.Reads, EventData: api.OrderEventData}, Cursors: cursor.New(cursorKey), Keys: cfg.Keys(), IngestToken: cfg.IngestToken.Reveal()}
+	h := &api.Handlers{Repo: &store.Store{DB: p.DB.SQL, Reads: p.Reads}, Cursors: cursor.New(cursorKey), Keys: cfg.Keys(), IngestToken: cfg.IngestToken.Reveal()}
 	ready := service.Ready(p.DB)
 	return &service.Server{Public: h.App(ready), Internal: api.Internal(ready, p.Metrics),
 		Closers: []lifecycle.Closer{eventsclient.StartRelay(ctx, p.DB.Gorm, cfg.Events, "orders")}}, nil

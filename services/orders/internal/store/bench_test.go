@@ -114,7 +114,7 @@ func loadSynthetic(ctx context.Context, s *store.Store, n int) error {
 		o.VatRows = []domain.VatRow{{Category: "reduced", RateBps: 1350, GrossAmountMinor: o.TotalAmountMinor}}
 		batch = append(batch, o)
 		if len(batch) == 5000 || i == n-1 {
-			if err := s.Replace(ctx, batch); err != nil {
+			if err := s.Replace(ctx, batch, nil); err != nil {
 				return err
 			}
 			batch = batch[:0]

@@ -109,7 +109,7 @@ func testBulkLoadMatchesReplace(t *testing.T) {
 
 	want := openStore(t)
 	for _, b := range batches {
-		if err := want.Replace(ctx, b); err != nil {
+		if err := want.Replace(ctx, b, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -225,7 +225,7 @@ func TestIngestionDuringBulkLoadWaits(t *testing.T) {
 	}()
 	<-loading
 	replaced := make(chan error, 1)
-	go func() { replaced <- s.Replace(ctx, later) }()
+	go func() { replaced <- s.Replace(ctx, later, nil) }()
 	select {
 	case err := <-replaced:
 		t.Fatalf("the ingestion did not wait for the bulk load: %v", err)

@@ -22,7 +22,7 @@ type recorded struct {
 // order stored again unchanged, or a replace that fails, records nothing.
 func TestReplaceRecordsOrderEvents(t *testing.T) {
 	s := openStore(t)
-	s.EventData = api.OrderEventData
+	events := domain.OrderEvents{View: api.OrderEventData}.Decide
 	ctx := context.Background()
 	refunded := func(o domain.Order, amount int64) domain.Order { o.RefundAmountMinor = amount; return o }
 	tooLong := sampleOrder(strings.Repeat("x", 300), "paid", "Tea")
@@ -79,7 +79,7 @@ func TestReplaceRecordsOrderEvents(t *testing.T) {
 		return got
 	}
 	for _, st := range steps {
-		err := s.Replace(ctx, st.orders)
+		err := s.Replace(ctx, st.orders, events)
 		if (err != nil) != st.wantErr {
 			t.Fatalf("%s: err %v", st.name, err)
 		}
@@ -116,15 +116,16 @@ func BenchmarkReplaceBatch(b *testing.B) {
 		}
 		b.Run(name, func(b *testing.B) {
 			s := openStore(b)
+			var events domain.Decide
 			if withEvents {
-				s.EventData = api.OrderEventData
+				events = domain.OrderEvents{View: api.OrderEventData}.Decide
 			}
 			ctx := context.Background()
 			batch := make([]domain.Order, 2000)
 			for i := range batch {
 				batch[i] = sampleOrder(fmt.Sprintf("o%05d", i), "paid", "Soup", "Cake", "Tea")
 			}
-			if err := s.Replace(ctx, batch); err != nil {
+			if err := s.Replace(ctx, batch, events); err != nil {
 				b.Fatal(err)
 			}
 			b.ResetTimer()
@@ -133,7 +134,7 @@ func BenchmarkReplaceBatch(b *testing.B) {
 				for i := range batch {
 					batch[i].Status = status
 				}
-				if err := s.Replace(ctx, batch); err != nil {
+				if err := s.Replace(ctx, batch, events); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -38,7 +38,7 @@ func TestItemKeysMigration(t *testing.T) {
 	s := openStore(t)
 	ctx := context.Background()
 	orders := []domain.Order{sampleOrder("a", "paid", "Soup", "Cake", "SOUP"), sampleOrder("b", "paid"), sampleOrder("c", "voided", "Tea")}
-	if err := s.Replace(ctx, orders); err != nil {
+	if err := s.Replace(ctx, orders, nil); err != nil {
 		t.Fatal(err)
 	}
 	p := migrator(t, s.DB, migrations.DefaultPartitions)
@@ -96,7 +96,7 @@ func TestPartitionMigrationKeepsRows(t *testing.T) {
 		o.RestaurantID = fmt.Sprintf("00000000-0000-4000-8000-0000000000%02d", 10+i)
 		orders = append(orders, o)
 	}
-	if err := s.Replace(ctx, orders); err != nil {
+	if err := s.Replace(ctx, orders, nil); err != nil {
 		t.Fatal(err)
 	}
 	partitioned := func() (tables, parts int) {
@@ -155,7 +155,7 @@ func TestPartitionMigrationKeepsRows(t *testing.T) {
 	}
 	// Written after the migration, an order goes into its partition.
 	more := sampleOrder("after", "paid", "Tea")
-	if err := s.Replace(ctx, []domain.Order{more}); err != nil {
+	if err := s.Replace(ctx, []domain.Order{more}, nil); err != nil {
 		t.Fatal(err)
 	}
 

@@ -103,7 +103,7 @@ func TestSearchPagesMatchEveryFilterClass(t *testing.T) {
 	ctx := context.Background()
 	orders := manyOrders()
 	for batch := range slices.Chunk(orders, 500) {
-		if err := s.Replace(ctx, batch); err != nil {
+		if err := s.Replace(ctx, batch, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -204,7 +204,7 @@ func TestItemNameSearchReadsThePage(t *testing.T) {
 	ctx := context.Background()
 	orders := manyOrders()
 	for batch := range slices.Chunk(orders, 500) {
-		if err := s.Replace(ctx, batch); err != nil {
+		if err := s.Replace(ctx, batch, nil); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -18,7 +18,6 @@ import (
 	"partnerapi.dev/pkg/bizdate"
 	"partnerapi.dev/pkg/database"
 	"partnerapi.dev/pkg/outbox"
-	"partnerapi.dev/services/contracts"
 	"partnerapi.dev/services/orders/internal/domain"
 )
 
@@ -33,14 +32,6 @@ type Store struct {
 	// staging upsert; a batch that meets an existing order falls back to
 	// the upsert. (The import command loads an empty schema with BulkLoad.)
 	FreshLoad bool
-	// EventData gives the representation an order event carries (the
-	// order as search shows it). Replace records order.created for a new
-	// order, order.refunded when the refund amount grew and order.updated
-	// for any other change of the stored order, in the transaction of the
-	// change; an order stored again unchanged records nothing. Nil records
-	// no events (an initial load: the feed starts from the loaded state).
-	EventData func(domain.Order) any
-
 	// observe, when set (by tests), sees every search query and its
 	// arguments before it runs.
 	observe func(q string, args []any)
@@ -90,8 +81,12 @@ type stage struct {
 	rows         [][]any
 }
 
-// Replace stores the orders' latest states in one transaction.
-func (s *Store) Replace(ctx context.Context, orders []domain.Order) error {
+// Replace stores the orders' latest states in one transaction, with the
+// events decide gives the orders it created or changed: a new order is
+// domain.Created, one whose refund amount grew domain.RefundGrew and one
+// that differs otherwise domain.Modified; an order stored again unchanged
+// records nothing.
+func (s *Store) Replace(ctx context.Context, orders []domain.Order, decide domain.Decide) error {
 	if len(orders) == 0 {
 		return nil
 	}
@@ -107,19 +102,19 @@ func (s *Store) Replace(ctx context.Context, orders []domain.Order) error {
 		return err
 	}
 	defer conn.Close()
-	err = s.replace(ctx, conn, stages, orders, s.FreshLoad)
+	err = replace(ctx, conn, stages, orders, decide, s.FreshLoad)
 	if s.FreshLoad && database.IsConflict(err) {
-		err = s.replace(ctx, conn, stages, orders, false)
+		err = replace(ctx, conn, stages, orders, decide, false)
 	}
 	return err
 }
 
-func (s *Store) replace(ctx context.Context, conn *sql.Conn, stages []*stage, orders []domain.Order, direct bool) error {
+func replace(ctx context.Context, conn *sql.Conn, stages []*stage, orders []domain.Order, decide domain.Decide, direct bool) error {
 	return conn.Raw(func(dc any) error {
 		pc := dc.(*stdlib.Conn).Conn()
 		return pgx.BeginFunc(ctx, pc, func(tx pgx.Tx) error {
 			var changes []change
-			if s.EventData != nil && !direct {
+			if decide != nil && !direct {
 				// Called by replaceTx once it holds the staged orders' row
 				// locks, before it changes them: the orders it inserted
 				// are created, the others compared with their stored state.
@@ -127,15 +122,15 @@ func (s *Store) replace(ctx context.Context, conn *sql.Conn, stages []*stage, or
 					changed, err := classify(ctx, tx)
 					changes = append(created, changed...)
 					return err
-				}, func() error { return s.record(ctx, tx, orders, changes) })
+				}, func() error { return record(ctx, tx, orders, changes, decide) })
 			}
-			if s.EventData != nil {
+			if decide != nil {
 				return replaceTx(ctx, tx, stages, len(orders), direct, nil, func() error {
 					changes = make([]change, len(orders))
 					for i, o := range orders {
-						changes[i] = change{o.RestaurantID, o.OrderID, contracts.EventOrderCreated}
+						changes[i] = change{o.RestaurantID, o.OrderID, domain.Created}
 					}
-					return s.record(ctx, tx, orders, changes)
+					return record(ctx, tx, orders, changes, decide)
 				})
 			}
 			return replaceTx(ctx, tx, stages, len(orders), direct, nil, nil)
@@ -145,7 +140,8 @@ func (s *Store) replace(ctx context.Context, conn *sql.Conn, stages []*stage, or
 
 // change is what a replace does to one stored order.
 type change struct {
-	restaurantID, orderID, event string
+	restaurantID, orderID string
+	kind                  domain.Change
 }
 
 // classify compares the staged orders with the stored ones, which the
@@ -161,32 +157,34 @@ func classify(ctx context.Context, tx pgx.Tx) ([]change, error) {
 		stored[i], staged[i] = "o."+c, "s."+c
 	}
 	rows, err := tx.Query(ctx, fmt.Sprintf(`SELECT s.restaurant_id::text, s.order_id::text,
-       CASE WHEN s.refund_amount_minor > o.refund_amount_minor THEN $1 ELSE $2 END
+       CASE WHEN s.refund_amount_minor > o.refund_amount_minor THEN $1::int ELSE $2::int END
   FROM stage_orders s JOIN orders o ON o.restaurant_id = s.restaurant_id AND o.order_id = s.order_id
  WHERE (%s) IS DISTINCT FROM (%s)`, strings.Join(stored, ", "), strings.Join(staged, ", ")),
-		contracts.EventOrderRefunded, contracts.EventOrderUpdated)
+		int(domain.RefundGrew), int(domain.Modified))
 	if err != nil {
 		return nil, fmt.Errorf("compare orders: %w", err)
 	}
 	return collectChanges(rows)
 }
 
-// collectChanges reads (restaurant, order, event) rows.
+// collectChanges reads (restaurant, order, change) rows.
 func collectChanges(rows pgx.Rows) ([]change, error) {
 	var out []change
 	for rows.Next() {
 		var c change
-		if err := rows.Scan(&c.restaurantID, &c.orderID, &c.event); err != nil {
+		var kind int32
+		if err := rows.Scan(&c.restaurantID, &c.orderID, &kind); err != nil {
 			return nil, err
 		}
+		c.kind = domain.Change(kind)
 		out = append(out, c)
 	}
 	return out, rows.Err()
 }
 
-// record writes the changes' events, in input order, as the last step of
-// the transaction.
-func (s *Store) record(ctx context.Context, tx pgx.Tx, orders []domain.Order, changes []change) error {
+// record writes the events decide gives the changes, in input order, as
+// the last step of the transaction.
+func record(ctx context.Context, tx pgx.Tx, orders []domain.Order, changes []change, decide domain.Decide) error {
 	if len(changes) == 0 {
 		return nil
 	}
@@ -194,20 +192,18 @@ func (s *Store) record(ctx context.Context, tx pgx.Tx, orders []domain.Order, ch
 	key := func(restaurantID, orderID string) [2]string {
 		return [2]string{strings.ToLower(restaurantID), orderID}
 	}
-	kind := make(map[[2]string]string, len(changes))
+	kind := make(map[[2]string]domain.Change, len(changes))
 	for _, c := range changes {
-		kind[key(c.restaurantID, c.orderID)] = c.event
+		kind[key(c.restaurantID, c.orderID)] = c.kind
 	}
 	events := make([]outbox.Event, 0, len(changes))
 	for _, o := range orders { // distinct, as Replace requires
-		t, ok := kind[key(o.RestaurantID, o.OrderID)]
+		k, ok := kind[key(o.RestaurantID, o.OrderID)]
 		if !ok {
 			continue
 		}
-		if len(o.Lines) > domain.SearchLineCap {
-			o.Lines = o.Lines[:domain.SearchLineCap]
-		}
-		events = append(events, outbox.Event{Type: t, RestaurantID: o.RestaurantID, Data: s.EventData(o)})
+		e := decide(o, k)
+		events = append(events, outbox.Event{Type: e.Type, RestaurantID: e.RestaurantID, Data: e.Data})
 	}
 	if len(events) != len(changes) {
 		return fmt.Errorf("orders events: %d changes, %d events", len(changes), len(events))
@@ -326,7 +322,7 @@ func replaceTx(ctx context.Context, tx pgx.Tx, stages []*stage, n int, direct bo
 // insertedOrders runs the insert of the new orders and returns those it
 // inserted, as created changes.
 func insertedOrders(ctx context.Context, tx pgx.Tx, insert string) ([]change, error) {
-	rows, err := tx.Query(ctx, insert+" RETURNING restaurant_id::text, order_id::text, $1::text", contracts.EventOrderCreated)
+	rows, err := tx.Query(ctx, insert+" RETURNING restaurant_id::text, order_id::text, $1::int", int(domain.Created))
 	if err != nil {
 		return nil, fmt.Errorf("insert orders: %w", err)
 	}

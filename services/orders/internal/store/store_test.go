@@ -48,10 +48,10 @@ func TestFreshLoadFallsBackToReplace(t *testing.T) {
 	s := openStore(t)
 	s.FreshLoad = true
 	ctx := context.Background()
-	if err := s.Replace(ctx, []domain.Order{sampleOrder("a", "paid", "Soup", "Cake"), sampleOrder("b", "paid", "Tea")}); err != nil {
+	if err := s.Replace(ctx, []domain.Order{sampleOrder("a", "paid", "Soup", "Cake"), sampleOrder("b", "paid", "Tea")}, nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Replace(ctx, []domain.Order{sampleOrder("a", "refunded", "Soup"), sampleOrder("c", "paid", "Tea")}); err != nil {
+	if err := s.Replace(ctx, []domain.Order{sampleOrder("a", "refunded", "Soup"), sampleOrder("c", "paid", "Tea")}, nil); err != nil {
 		t.Fatal(err)
 	}
 	o, err := s.Get(ctx, "00000000-0000-4000-8000-000000000001", "a")
@@ -81,7 +81,7 @@ func TestConcurrentReplace(t *testing.T) {
 				k := (i*7 + w*13) % 40 // each worker its own order of the same ids
 				batch = append(batch, sampleOrder(fmt.Sprintf("o%02d", k), "paid", names[(k+w)%6], names[(k+w+1)%6]))
 			}
-			errs <- s.Replace(ctx, batch)
+			errs <- s.Replace(ctx, batch, nil)
 		}()
 	}
 	for range 8 {
@@ -142,23 +142,27 @@ func TestInvalidTextNeverReachesTheDatabase(t *testing.T) {
 // recorded or not, a fresh load falling back to the replace), and
 // item_name finds it by its new names only.
 func TestReplaceChangesItemKeys(t *testing.T) {
-	for name, setup := range map[string]func(*store.Store){
-		"plain":      func(*store.Store) {},
-		"events":     func(s *store.Store) { s.EventData = func(o domain.Order) any { return o.OrderID } },
-		"fresh load": func(s *store.Store) { s.FreshLoad = true },
+	events := domain.OrderEvents{View: func(o domain.Order) any { return o.OrderID }}.Decide
+	for name, c := range map[string]struct {
+		freshLoad bool
+		decide    domain.Decide
+	}{
+		"plain":      {},
+		"events":     {decide: events},
+		"fresh load": {freshLoad: true},
 	} {
 		t.Run(name, func(t *testing.T) {
 			s := openStore(t)
-			setup(s)
+			s.FreshLoad = c.freshLoad
 			ctx := context.Background()
 			a := sampleOrder("a", "paid", "Soup", "Cake", "SOUP")
 			b := sampleOrder("b", "paid", "Soup")
-			if err := s.Replace(ctx, []domain.Order{a, b}); err != nil {
+			if err := s.Replace(ctx, []domain.Order{a, b}, c.decide); err != nil {
 				t.Fatal(err)
 			}
 			a2 := sampleOrder("a", "refunded", "Tea", "CAKE")
 			a2.OccurredAt = a.OccurredAt.Add(time.Hour)
-			if err := s.Replace(ctx, []domain.Order{a2}); err != nil {
+			if err := s.Replace(ctx, []domain.Order{a2}, c.decide); err != nil {
 				t.Fatal(err)
 			}
 			rid := a.RestaurantID
