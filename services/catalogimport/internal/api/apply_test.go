@@ -2,8 +2,8 @@ package api_test
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -15,29 +15,28 @@ import (
 	"partnerapi.dev/services/catalogimport/internal/store"
 )
 
-var newDraft = map[string]any{"mode": "new_draft"}
+var newDraft = importTarget{Mode: "new_draft"}
 
-func existingDraft(menuID string) map[string]any {
-	return map[string]any{"mode": "existing_draft", "menuId": menuID}
+func existingDraft(menuID string) importTarget {
+	return importTarget{Mode: "existing_draft", MenuID: menuID}
 }
 
-// plan answers the plan's data, which must be 200.
-func (e *env) plan(target, doc any) map[string]any {
+// planAs answers the plan's data, which must be 200.
+func planAs[T any](e *env, target, doc any) T {
 	e.t.Helper()
-	status, raw := e.do(http.MethodPost, base(helsinki)+"/plan", helsinki, map[string]any{"target": target, "document": doc})
-	if status != http.StatusOK {
-		e.t.Fatalf("plan: %d %s", status, raw)
-	}
-	return data(e.t, raw)
+	return must[T](e, http.StatusOK, http.MethodPost, base(helsinki)+"/plan", helsinki, planRequest{Target: target, Document: doc})
 }
 
-func applyBody(target, doc any, hash any, key string) map[string]any {
-	return map[string]any{"target": target, "document": doc, "expectedPlanHash": hash, "idempotencyKey": key, "confirmed": true}
-}
-
-func (e *env) apply(target, doc any, hash any, key string) (int, []byte) {
+// plan answers the plan's data (naming set A), which must be 200.
+func (e *env) plan(target, doc any) planAnswer {
 	e.t.Helper()
-	return e.do(http.MethodPost, base(helsinki)+"/apply", helsinki, applyBody(target, doc, hash, key))
+	return planAs[planAnswer](e, target, doc)
+}
+
+func (e *env) apply(target, doc any, hash, key string) (int, []byte) {
+	e.t.Helper()
+	return e.do(http.MethodPost, base(helsinki)+"/apply", helsinki,
+		applyRequest{Target: target, Document: doc, ExpectedPlanHash: hash, IdempotencyKey: key, Confirmed: true})
 }
 
 // count runs a count query on the test database (schema-qualified).
@@ -51,61 +50,70 @@ func (e *env) count(query string, args ...any) int64 {
 }
 
 // importCafe applies the example into a new draft and answers the apply's data.
-func (e *env) importCafe() map[string]any {
+func (e *env) importCafe() applied {
 	e.t.Helper()
 	p := e.plan(newDraft, cafe(e.t))
-	status, raw := e.apply(newDraft, cafe(e.t), p["planHash"], uuid.NewString())
+	status, raw := e.apply(newDraft, cafe(e.t), p.PlanHash, uuid.NewString())
 	if status != http.StatusCreated {
 		e.t.Fatalf("apply: %d %s", status, raw)
 	}
-	return data(e.t, raw)
+	return data[applied](e.t, raw)
 }
 
-func refsOf(v any) int { return len(v.(map[string]any)) }
+// coffeeOf is the id of the example's coffee category in its apply answer.
+func coffeeOf(t testing.TB, a applied) string {
+	t.Helper()
+	id := a.IDs["menuCategories"]["coffee"]
+	if id == "" {
+		t.Fatalf("no coffee category in %v", a.IDs)
+	}
+	return id
+}
 
 func TestApplyTheExampleIntoANewDraft(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, options{})
 	p := e.plan(newDraft, cafe(t))
-	if p["valid"] != true {
-		t.Fatalf("plan: %v", p)
+	if !p.Valid {
+		t.Fatalf("plan: %+v", p)
 	}
 	key := uuid.NewString()
-	status, raw := e.apply(newDraft, cafe(t), p["planHash"], key)
+	status, raw := e.apply(newDraft, cafe(t), p.PlanHash, key)
 	if status != http.StatusCreated {
 		t.Fatalf("%d %s", status, raw)
 	}
-	a := data(t, raw)
-	if created, _ := json.Marshal(a["created"]); string(created) != mustJSON(p["creates"]) {
-		t.Fatalf("created %s, planned %s", created, mustJSON(p["creates"]))
+	a := data[applied](t, raw)
+	if a.Created != p.Creates {
+		t.Fatalf("created %+v, planned %+v", a.Created, p.Creates)
 	}
-	ids := a["ids"].(map[string]any)
 	for kind, want := range map[string]int{"menu": 1, "menuCategories": 3, "existingMenuCategories": 0, "menuItems": 5, "optionGroups": 2,
 		"options": 5, "productCategories": 2, "products": 3, "combos": 2} {
-		if got := refsOf(ids[kind]); got != want {
-			t.Errorf("ids.%s has %d refs, want %d", kind, got, want)
+		if refs, ok := a.IDs[kind]; !ok || refs == nil || len(refs) != want {
+			t.Errorf("ids.%s is %v, want %d refs", kind, refs, want)
 		}
 	}
-	menu := a["menu"].(map[string]any)
-	if a["replayed"] != false || menu["isPosMenu"] != false || menu["isOnlineMenu"] != false || menu["itemCount"] != float64(5) || menu["name"] != "Café Aalto spring menu" {
+	if a.Replayed || a.Menu.IsPosMenu || a.Menu.IsOnlineMenu || a.Menu.ItemCount != 5 || a.Menu.Name != "Café Aalto spring menu" {
 		t.Fatalf("answer %s", raw)
 	}
-	menuID := menu["menuId"].(string)
-	if ids["menu"].(map[string]any)["spring-menu"] != menuID || a["actionId"] != domain.BatchID(client, helsinki, key) {
+	menuID := a.Menu.MenuID
+	if a.IDs["menu"]["spring-menu"] != menuID || a.ActionID != domain.BatchID(client, helsinki, key) {
 		t.Fatalf("menu id or action id: %s", raw)
 	}
 
 	// The replay answers the same, marked replayed, and writes nothing.
 	menusBefore := e.count(`SELECT count(*) FROM menus.menus`)
-	status, again := e.apply(newDraft, cafe(t), p["planHash"], key)
-	if status != http.StatusCreated || data(t, again)["replayed"] != true || mustJSON(data(t, again)["ids"]) != mustJSON(ids) {
+	status, again := e.apply(newDraft, cafe(t), p.PlanHash, key)
+	if status != http.StatusCreated {
+		t.Fatalf("replay: %d %s", status, again)
+	}
+	if r := data[applied](t, again); !r.Replayed || !reflect.DeepEqual(r.IDs, a.IDs) {
 		t.Fatalf("replay: %d %s", status, again)
 	}
 	// The same key with another body is a conflict.
 	changed := cafe(t)
 	changed["menu"].(map[string]any)["name"] = "Café Aalto summer menu"
 	op := e.plan(newDraft, changed)
-	if status, raw := e.apply(newDraft, changed, op["planHash"], key); status != http.StatusConflict {
+	if status, raw := e.apply(newDraft, changed, op.PlanHash, key); status != http.StatusConflict {
 		t.Fatalf("same key, other body: %d %s", status, raw)
 	}
 	if n := e.count(`SELECT count(*) FROM menus.menus`); n != menusBefore {
@@ -118,13 +126,12 @@ func TestApplyTheExampleIntoANewDraft(t *testing.T) {
 	if err := e.db.Gorm.Raw(`SELECT type, restaurant_id, data::text AS data FROM catalogimport.outbox_events ORDER BY pos`).Scan(&events).Error; err != nil {
 		t.Fatal(err)
 	}
-	wantData := mustJSON(map[string]any{"actionId": a["actionId"], "targetMode": "new_draft", "menu": a["menu"], "created": a["created"]})
 	if len(events) != 1 || events[0].Type != "catalog_import.applied" || events[0].RestaurantID != helsinki {
 		t.Fatalf("events %+v", events)
 	}
-	var gotData any
-	if err := json.Unmarshal([]byte(events[0].Data), &gotData); err != nil || mustJSON(gotData) != wantData {
-		t.Fatalf("event data %s, want %s", events[0].Data, wantData)
+	wantData := importEvent{ActionID: a.ActionID, TargetMode: "new_draft", Menu: a.Menu, Created: a.Created}
+	if got := strict[importEvent](t, []byte(events[0].Data)); got != wantData {
+		t.Fatalf("event data %s, want %+v", events[0].Data, wantData)
 	}
 	if n := e.count(`SELECT count(*) FROM menus.outbox_events WHERE type = 'menu.created'`); n != 1 {
 		t.Fatalf("%d menu.created events in the menus service", n)
@@ -135,7 +142,7 @@ func TestApplyTheExampleIntoANewDraft(t *testing.T) {
 	if err != nil || len(rec) != 1 {
 		t.Fatalf("records %+v %v", rec, err)
 	}
-	if r := rec[0]; r.ClientID != client || r.UserID != user || r.PlanHash != p["planHash"] || r.MenuID != menuID || r.IdempotencyKey != key || r.TargetMode != "new_draft" {
+	if r := rec[0]; r.ClientID != client || r.UserID != user || r.PlanHash != p.PlanHash || r.MenuID != menuID || r.IdempotencyKey != key || r.TargetMode != "new_draft" {
 		t.Fatalf("record %+v", r)
 	}
 	if n := e.count(`SELECT count(*) FROM catalogimport.pending_batches`); n != 0 {
@@ -147,13 +154,12 @@ func TestApplyTheExampleIntoANewDraft(t *testing.T) {
 	if status != http.StatusOK {
 		t.Fatalf("target: %d %s", status, raw)
 	}
-	tg := data(t, raw)
-	counts := map[string]float64{}
-	for _, c := range tg["categories"].([]any) {
-		c := c.(map[string]any)
-		counts[c["name"].(string)] = c["itemCount"].(float64)
+	tg := data[target](t, raw)
+	counts := map[string]int64{}
+	for _, c := range tg.Categories {
+		counts[c.Name] = c.ItemCount
 	}
-	if tg["canAddCatalogEntities"] != true || counts["Coffee"] != 2 || counts["Pastries"] != 2 || counts["Breakfast"] != 1 {
+	if !tg.CanAddCatalogEntities || counts["Coffee"] != 2 || counts["Pastries"] != 2 || counts["Breakfast"] != 1 {
 		t.Fatalf("target %s", raw)
 	}
 	if status, _ := e.do(http.MethodGet, base(helsinki)+"/targets/"+uuid.NewString(), helsinki, nil); status != http.StatusNotFound {
@@ -162,11 +168,6 @@ func TestApplyTheExampleIntoANewDraft(t *testing.T) {
 	if status, _ := e.do(http.MethodGet, base(other)+"/targets/"+menuID, other, nil); status != http.StatusNotFound {
 		t.Fatalf("another restaurant's menu: %d", status)
 	}
-}
-
-func mustJSON(v any) string {
-	raw, _ := json.Marshal(v)
-	return string(raw)
 }
 
 // addToDraft is a document adding two items to the example's coffee
@@ -186,25 +187,24 @@ func TestApplyIntoAnExistingDraft(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, options{})
 	first := e.importCafe()
-	menuID := first["menu"].(map[string]any)["menuId"].(string)
-	coffee := first["ids"].(map[string]any)["menuCategories"].(map[string]any)["coffee"].(string)
+	menuID := first.Menu.MenuID
+	coffee := coffeeOf(t, first)
 	doc := addToDraft(coffee)
 	p := e.plan(existingDraft(menuID), doc)
-	tgt := p["target"].(map[string]any)
-	if p["valid"] != true || tgt["menuId"] != menuID || tgt["previousItemCount"] != float64(5) || tgt["previousCategoryCount"] != float64(3) || p["menuName"] != "Café Aalto spring menu" {
-		t.Fatalf("plan %v", p)
+	tgt := p.Target
+	if !p.Valid || tgt.MenuID == nil || *tgt.MenuID != menuID || tgt.PreviousItemCount != 5 || tgt.PreviousCategoryCount != 3 || p.MenuName != "Café Aalto spring menu" {
+		t.Fatalf("plan %+v", p)
 	}
-	status, raw := e.apply(existingDraft(menuID), doc, p["planHash"], uuid.NewString())
+	status, raw := e.apply(existingDraft(menuID), doc, p.PlanHash, uuid.NewString())
 	if status != http.StatusOK {
 		t.Fatalf("%d %s", status, raw)
 	}
-	a := data(t, raw)
-	ids := a["ids"].(map[string]any)
-	if ids["existingMenuCategories"].(map[string]any)["coffee"] != coffee || refsOf(ids["menuItems"]) != 2 || a["menu"].(map[string]any)["itemCount"] != float64(7) {
+	a := data[applied](t, raw)
+	if a.IDs["existingMenuCategories"]["coffee"] != coffee || a.IDs["menuItems"] == nil || len(a.IDs["menuItems"]) != 2 || a.Menu.ItemCount != 7 {
 		t.Fatalf("answer %s", raw)
 	}
-	if c := a["created"].(map[string]any); c["newMenus"] != float64(0) || c["menuItems"] != float64(2) {
-		t.Fatalf("created %v", c)
+	if c := a.Created; c.NewMenus != 0 || c.MenuItems != 2 {
+		t.Fatalf("created %+v", c)
 	}
 }
 
@@ -213,19 +213,19 @@ func TestDraftChangedBetweenPlanAndApply(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, options{})
 	first := e.importCafe()
-	menuID := first["menu"].(map[string]any)["menuId"].(string)
-	coffee := first["ids"].(map[string]any)["menuCategories"].(map[string]any)["coffee"].(string)
+	menuID := first.Menu.MenuID
+	coffee := coffeeOf(t, first)
 	reviewed := e.plan(existingDraft(menuID), addToDraft(coffee))
 
 	// Another import changes the draft after the review.
 	doc := addToDraft(coffee)
 	doc["menuItems"] = doc["menuItems"].([]any)[:1]
 	meanwhile := e.plan(existingDraft(menuID), doc)
-	if status, raw := e.apply(existingDraft(menuID), doc, meanwhile["planHash"], uuid.NewString()); status != http.StatusOK {
+	if status, raw := e.apply(existingDraft(menuID), doc, meanwhile.PlanHash, uuid.NewString()); status != http.StatusOK {
 		t.Fatalf("the other import: %d %s", status, raw)
 	}
 	items := e.count(`SELECT count(*) FROM menus.items`)
-	status, raw := e.apply(existingDraft(menuID), addToDraft(coffee), reviewed["planHash"], uuid.NewString())
+	status, raw := e.apply(existingDraft(menuID), addToDraft(coffee), reviewed.PlanHash, uuid.NewString())
 	if status != http.StatusConflict || !strings.Contains(string(raw), "Plan again") {
 		t.Fatalf("stale plan: %d %s", status, raw)
 	}
@@ -237,7 +237,7 @@ func TestDraftChangedBetweenPlanAndApply(t *testing.T) {
 	}
 	// Planning again gives the hash to apply.
 	fresh := e.plan(existingDraft(menuID), addToDraft(coffee))
-	if fresh["planHash"] == reviewed["planHash"] {
+	if fresh.PlanHash == reviewed.PlanHash {
 		t.Fatal("the draft changed but the plan hash did not")
 	}
 }
@@ -247,29 +247,28 @@ func TestApplyIntoAPublishedMenuIsRefused(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, options{})
 	first := e.importCafe()
-	menu := first["menu"].(map[string]any)
-	menuID := menu["menuId"].(string)
+	menu := first.Menu
+	menuID := menu.MenuID
 	for _, selection := range []string{"pos", "online"} {
 		status, raw := e.menus(http.MethodPut, "/v1/restaurants/"+helsinki+"/menus/"+selection, helsinki, map[string]any{
-			"menuId": menuID, "expectedCategoryCount": menu["categoryCount"], "expectedItemCount": menu["itemCount"],
+			"menuId": menuID, "expectedCategoryCount": menu.CategoryCount, "expectedItemCount": menu.ItemCount,
 			"expectedCurrent" + map[string]string{"pos": "Pos", "online": "Online"}[selection] + "MenuId": nil,
 			"idempotencyKey": uuid.NewString(), "confirmed": true,
 		})
 		if status != http.StatusOK {
 			t.Fatalf("set %s menu: %d %s", selection, status, raw)
 		}
-		coffee := first["ids"].(map[string]any)["menuCategories"].(map[string]any)["coffee"].(string)
+		coffee := coffeeOf(t, first)
 		p := e.plan(existingDraft(menuID), addToDraft(coffee))
-		errs := p["errors"].([]any)
-		if p["valid"] != false || len(errs) != 1 || errs[0].(map[string]any)["code"] != "target_not_draft" {
-			t.Fatalf("plan into the %s menu: %v", selection, p)
+		if p.Valid || len(p.Errors) != 1 || p.Errors[0].Code != "target_not_draft" {
+			t.Fatalf("plan into the %s menu: %+v", selection, p)
 		}
-		status, raw = e.apply(existingDraft(menuID), addToDraft(coffee), p["planHash"], uuid.NewString())
+		status, raw = e.apply(existingDraft(menuID), addToDraft(coffee), p.PlanHash, uuid.NewString())
 		if status != http.StatusConflict || !strings.Contains(string(raw), "no longer an inactive draft") {
 			t.Fatalf("apply into the %s menu: %d %s", selection, status, raw)
 		}
 		_, raw = e.do(http.MethodGet, base(helsinki)+"/targets/"+menuID, helsinki, nil)
-		if data(t, raw)["canAddCatalogEntities"] != false {
+		if data[target](t, raw).CanAddCatalogEntities {
 			t.Fatalf("target of the %s menu: %s", selection, raw)
 		}
 	}
@@ -297,7 +296,7 @@ END $$`)
 	exec(`CREATE TRIGGER refuse_item BEFORE INSERT ON menus.items FOR EACH ROW EXECUTE FUNCTION menus.refuse_item()`)
 	p := e.plan(newDraft, cafe(t))
 	key := uuid.NewString()
-	status, raw := e.apply(newDraft, cafe(t), p["planHash"], key)
+	status, raw := e.apply(newDraft, cafe(t), p.PlanHash, key)
 	if status != http.StatusServiceUnavailable || !strings.Contains(string(raw), "capability_disabled") {
 		t.Fatalf("failing apply: %d %s", status, raw)
 	}
@@ -309,8 +308,8 @@ END $$`)
 		}
 	}
 	exec(`DROP TRIGGER refuse_item ON menus.items`)
-	status, raw = e.apply(newDraft, cafe(t), p["planHash"], key)
-	if status != http.StatusCreated || data(t, raw)["replayed"] != false {
+	status, raw = e.apply(newDraft, cafe(t), p.PlanHash, key)
+	if status != http.StatusCreated || data[applied](t, raw).Replayed {
 		t.Fatalf("retry: %d %s", status, raw)
 	}
 	if n := e.count(`SELECT count(*) FROM menus.items`); n != 5 {
@@ -327,14 +326,14 @@ func TestConcurrentAppliesOfOnePlan(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, options{})
 	first := e.importCafe()
-	menuID := first["menu"].(map[string]any)["menuId"].(string)
-	coffee := first["ids"].(map[string]any)["menuCategories"].(map[string]any)["coffee"].(string)
+	menuID := first.Menu.MenuID
+	coffee := coffeeOf(t, first)
 	p := e.plan(existingDraft(menuID), addToDraft(coffee))
 	statuses := make([]int, 5)
 	var wg sync.WaitGroup
 	for i := range statuses {
 		wg.Go(func() {
-			statuses[i], _ = e.apply(existingDraft(menuID), addToDraft(coffee), p["planHash"], uuid.NewString())
+			statuses[i], _ = e.apply(existingDraft(menuID), addToDraft(coffee), p.PlanHash, uuid.NewString())
 		})
 	}
 	wg.Wait()
@@ -383,36 +382,36 @@ func TestRetryAfterAStopBetweenTheTwoDatabases(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, options{})
 	first := e.importCafe()
-	menuID := first["menu"].(map[string]any)["menuId"].(string)
-	coffee := first["ids"].(map[string]any)["menuCategories"].(map[string]any)["coffee"].(string)
+	menuID := first.Menu.MenuID
+	coffee := coffeeOf(t, first)
 	p := e.plan(existingDraft(menuID), addToDraft(coffee))
 	h := *e.h
 	h.Imports = &stopsAfterMenus{Store: e.store}
 	e.app = h.App(nil)
 	key := uuid.NewString()
-	if status, raw := e.apply(existingDraft(menuID), addToDraft(coffee), p["planHash"], key); status != http.StatusServiceUnavailable {
+	if status, raw := e.apply(existingDraft(menuID), addToDraft(coffee), p.PlanHash, key); status != http.StatusServiceUnavailable {
 		t.Fatalf("stopped apply: %d %s", status, raw)
 	}
 	if n := e.count(`SELECT count(*) FROM menus.items`); n != 7 {
 		t.Fatalf("the menus service did not commit: %d items", n)
 	}
 	// The draft moved (our own write), yet the retry is the same import.
-	status, raw := e.apply(existingDraft(menuID), addToDraft(coffee), p["planHash"], key)
+	status, raw := e.apply(existingDraft(menuID), addToDraft(coffee), p.PlanHash, key)
 	if status != http.StatusOK {
 		t.Fatalf("retry: %d %s", status, raw)
 	}
-	a := data(t, raw)
+	a := data[applied](t, raw)
 	if n := e.count(`SELECT count(*) FROM menus.items`); n != 7 {
 		t.Fatalf("the retry wrote again: %d items", n)
 	}
 	var stored int64
-	for ref, id := range a["ids"].(map[string]any)["menuItems"].(map[string]any) {
+	for ref, id := range a.IDs["menuItems"] {
 		stored += e.count(`SELECT count(*) FROM menus.items WHERE id = ? AND name = ?`, id, map[string]string{"iced-latte": "Iced latte", "espresso": "Espresso"}[ref])
 	}
-	if stored != 2 || a["actionId"] != domain.BatchID(client, helsinki, key) {
+	if stored != 2 || a.ActionID != domain.BatchID(client, helsinki, key) {
 		t.Fatalf("answer %s does not name the stored items", raw)
 	}
-	if n := e.count(`SELECT count(*) FROM catalogimport.applied_imports WHERE action_id = ?`, a["actionId"]); n != 1 {
+	if n := e.count(`SELECT count(*) FROM catalogimport.applied_imports WHERE action_id = ?`, a.ActionID); n != 1 {
 		t.Fatalf("%d records of the import", n)
 	}
 }
@@ -424,27 +423,30 @@ func TestConcurrentAppliesWithOneKey(t *testing.T) {
 	e := newEnv(t, options{})
 	p := e.plan(newDraft, cafe(t))
 	key := uuid.NewString()
-	answers := make([]map[string]any, 5)
+	raws := make([][]byte, 5)
 	statuses := make([]int, 5)
 	var wg sync.WaitGroup
-	for i := range answers {
+	for i := range raws {
 		wg.Go(func() {
-			var raw []byte
-			statuses[i], raw = e.apply(newDraft, cafe(t), p["planHash"], key)
-			var env struct {
-				Data map[string]any `json:"data"`
-			}
-			_ = json.Unmarshal(raw, &env) // checked below, on the test's goroutine
-			answers[i] = env.Data
+			statuses[i], raws[i] = e.apply(newDraft, cafe(t), p.PlanHash, key)
 		})
 	}
 	wg.Wait()
+	// Decoded here, on the test's goroutine.
 	replays := 0
-	for i, a := range answers {
-		if statuses[i] != http.StatusCreated || a["actionId"] != answers[0]["actionId"] || mustJSON(a["ids"]) != mustJSON(answers[0]["ids"]) {
-			t.Fatalf("answer %d: %d %v", i, statuses[i], a)
+	var first applied
+	for i, raw := range raws {
+		if statuses[i] != http.StatusCreated {
+			t.Fatalf("answer %d: %d %s", i, statuses[i], raw)
 		}
-		if a["replayed"] == true {
+		a := data[applied](t, raw)
+		if i == 0 {
+			first = a
+		}
+		if a.ActionID != first.ActionID || !reflect.DeepEqual(a.IDs, first.IDs) {
+			t.Fatalf("answer %d: %d %s", i, statuses[i], raw)
+		}
+		if a.Replayed {
 			replays++
 		}
 	}
@@ -464,12 +466,15 @@ func TestKeyInAnyCaseIsOneKey(t *testing.T) {
 	e := newEnv(t, options{})
 	p := e.plan(newDraft, cafe(t))
 	key := uuid.NewString()
-	status, first := e.apply(newDraft, cafe(t), p["planHash"], strings.ToUpper(key))
+	status, first := e.apply(newDraft, cafe(t), p.PlanHash, strings.ToUpper(key))
 	if status != http.StatusCreated {
 		t.Fatalf("upper case: %d %s", status, first)
 	}
-	status, again := e.apply(newDraft, cafe(t), p["planHash"], key)
-	if status != http.StatusCreated || data(t, again)["replayed"] != true || data(t, again)["actionId"] != data(t, first)["actionId"] {
+	status, again := e.apply(newDraft, cafe(t), p.PlanHash, key)
+	if status != http.StatusCreated {
+		t.Fatalf("lower-case repeat: %d %s", status, again)
+	}
+	if r := data[applied](t, again); !r.Replayed || r.ActionID != data[applied](t, first).ActionID {
 		t.Fatalf("lower-case repeat: %d %s", status, again)
 	}
 	if n := e.count(`SELECT count(*) FROM applied_imports`); n != 1 {

@@ -16,7 +16,7 @@ import (
 func BenchmarkApplyFullLimitDocument(b *testing.B) {
 	e := newEnv(b, options{})
 	doc := fixture.Full(domain.ContractLimits)
-	hash := e.plan(newDraft, doc)["planHash"]
+	hash := e.plan(newDraft, doc).PlanHash
 	for b.Loop() {
 		if status, raw := e.apply(newDraft, doc, hash, uuid.NewString()); status != http.StatusCreated {
 			b.Fatalf("%d %s", status, raw)

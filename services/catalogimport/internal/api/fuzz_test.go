@@ -25,14 +25,12 @@ func FuzzWriteBodies(f *testing.F) {
 // importWrites are plan and apply of the documented example into a new
 // draft, with valid bodies.
 func importWrites(e *env) []servicetest.Write {
-	body := map[string]any{"target": map[string]any{"mode": "new_draft"}, "document": cafe(e.t)}
-	plan, err := json.Marshal(body)
+	plan, err := json.Marshal(planRequest{Target: newDraft, Document: cafe(e.t)})
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	body["expectedPlanHash"] = e.plan(newDraft, cafe(e.t))["planHash"]
-	body["idempotencyKey"], body["confirmed"] = "{KEY}", true
-	apply, err := json.Marshal(body)
+	apply, err := json.Marshal(applyRequest{Target: newDraft, Document: cafe(e.t),
+		ExpectedPlanHash: e.plan(newDraft, cafe(e.t)).PlanHash, IdempotencyKey: "{KEY}", Confirmed: true})
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -16,15 +16,15 @@ func TestApplyAFullLimitDocument(t *testing.T) {
 	e := newEnv(t, options{})
 	doc := fixture.Full(domain.ContractLimits)
 	p := e.plan(newDraft, doc)
-	if p["valid"] != true {
-		t.Fatalf("plan: %v", p["errors"])
+	if !p.Valid {
+		t.Fatalf("plan: %+v", p.Errors)
 	}
-	status, raw := e.apply(newDraft, doc, p["planHash"], uuid.NewString())
+	status, raw := e.apply(newDraft, doc, p.PlanHash, uuid.NewString())
 	if status != http.StatusCreated {
 		t.Fatalf("%d %s", status, raw)
 	}
-	if mustJSON(data(t, raw)["created"]) != mustJSON(p["creates"]) {
-		t.Fatalf("created %v, planned %v", data(t, raw)["created"], p["creates"])
+	if created := data[applied](t, raw).Created; created != p.Creates {
+		t.Fatalf("created %+v, planned %+v", created, p.Creates)
 	}
 	if n := e.count(`SELECT count(*) FROM menus.combo_components`); n != 100 {
 		t.Fatalf("%d combo components", n)

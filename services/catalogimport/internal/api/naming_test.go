@@ -26,52 +26,55 @@ func TestNamingSetB(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, options{namingB: true})
 	doc := cafeB(t)
-	p := e.plan(newDraft, doc)
-	if p["valid"] != true {
-		t.Fatalf("plan: %v", p)
+	p := planAs[planB](e, newDraft, doc)
+	if !p.Valid {
+		t.Fatalf("plan: %+v", p)
 	}
-	if tg := p["target"].(map[string]any); tg["menuPublicId"] != nil || len(tg) != 5 {
-		t.Fatalf("plan target %v", tg)
+	// The target has the set-B fields only (strict), its menu null.
+	if tg := strict[planTargetB](t, p.Target); tg.MenuPublicID != nil {
+		t.Fatalf("plan target %s", p.Target)
 	}
 	// The pointers name set-B fields.
 	bad := cafeB(t)
 	bad["menuItems"].([]any)[1].(map[string]any)["priceMinor"] = -1
-	errs := e.plan(newDraft, bad)["errors"].([]any)
-	if len(errs) != 1 || errs[0].(map[string]any)["path"] != "/menuItems/1/priceMinor" {
-		t.Fatalf("errors %v", errs)
+	errs := planAs[planB](e, newDraft, bad).Errors
+	if len(errs) != 1 || errs[0].Path != "/menuItems/1/priceMinor" {
+		t.Fatalf("errors %+v", errs)
 	}
 	// A set-A name is an unknown field here.
-	status, raw := e.do(http.MethodPost, base(helsinki)+"/plan", helsinki, map[string]any{"target": newDraft, "document": cafe(t)})
+	status, raw := e.do(http.MethodPost, base(helsinki)+"/plan", helsinki, planRequest{Target: newDraft, Document: cafe(t)})
 	if status != http.StatusBadRequest || !strings.Contains(string(raw), "basePriceMinor") {
 		t.Fatalf("set-A document: %d %s", status, raw)
 	}
 
-	status, raw = e.apply(newDraft, doc, p["planHash"], uuid.NewString())
+	status, raw = e.apply(newDraft, doc, p.PlanHash, uuid.NewString())
 	if status != http.StatusCreated {
 		t.Fatalf("apply: %d %s", status, raw)
 	}
-	a := data(t, raw)
-	menu := a["menu"].(map[string]any)
-	menuID, _ := menu["menuPublicId"].(string)
-	if menuID == "" || menu["activeForPos"] != false || a["ids"].(map[string]any)["menuItems"].(map[string]any)["cappuccino"] == nil {
+	a := data[appliedB](t, raw)
+	menuID := a.Menu.MenuPublicID
+	if menuID == "" || a.Menu.ActiveForPos || a.IDs["menuItems"]["cappuccino"] == "" {
 		t.Fatalf("apply answer %s", raw)
 	}
 	status, raw = e.do(http.MethodGet, base(helsinki)+"/targets/"+menuID, helsinki, nil)
 	if status != http.StatusOK || !strings.Contains(string(raw), `"categoryPublicId"`) {
 		t.Fatalf("target: %d %s", status, raw)
 	}
-	coffee := a["ids"].(map[string]any)["menuCategories"].(map[string]any)["coffee"]
+	coffee := a.IDs["menuCategories"]["coffee"]
+	if coffee == "" {
+		t.Fatalf("no coffee category in %v", a.IDs)
+	}
 	more := map[string]any{
 		"menu":                   map[string]any{"ref": "draft"},
 		"existingMenuCategories": []any{map[string]any{"ref": "coffee", "categoryPublicId": coffee}},
 		"menuItems":              []any{map[string]any{"ref": "mocha", "categoryRef": "coffee", "name": "Mocha", "priceMinor": 520, "visible": true, "productType": "drink"}},
 	}
 	target := map[string]any{"mode": "existing_draft", "menuPublicId": menuID}
-	p = e.plan(target, more)
-	if p["valid"] != true || p["target"].(map[string]any)["menuPublicId"] != menuID {
-		t.Fatalf("plan into the draft: %v", p)
+	p = planAs[planB](e, target, more)
+	if tg := strict[planTargetB](t, p.Target); !p.Valid || tg.MenuPublicID == nil || *tg.MenuPublicID != menuID {
+		t.Fatalf("plan into the draft: %+v", p)
 	}
-	if status, raw := e.apply(target, more, p["planHash"], uuid.NewString()); status != http.StatusOK {
+	if status, raw := e.apply(target, more, p.PlanHash, uuid.NewString()); status != http.StatusOK {
 		t.Fatalf("apply into the draft: %d %s", status, raw)
 	}
 	if n := e.count(`SELECT count(*) FROM menus.items WHERE name = 'Mocha' AND base_price_minor = 520`); n != 1 {

@@ -33,8 +33,7 @@ func TestCapabilities(t *testing.T) {
 	lowered.Limits.MenuItems = 40
 	e = newEnv(t, options{settings: &lowered, menusURL: e.menusURL})
 	_, raw = e.do(http.MethodGet, base(helsinki)+"/capabilities?organization_id=0b5a3c1e-8f51-4a0e-9b8e-1c1f0e6d2aff", helsinki, nil)
-	d := data(t, raw)
-	if d["combosEnabled"] != false || d["limits"].(map[string]any)["menuItems"] != float64(40) {
+	if d := data[capabilities](t, raw); d.CombosEnabled || d.Limits.MenuItems != 40 {
 		t.Fatalf("configured capabilities: %s", raw)
 	}
 	if status, raw := e.do(http.MethodGet, base(helsinki)+"/capabilities?verbose=1", helsinki, nil); status != http.StatusBadRequest {
@@ -63,7 +62,7 @@ func TestOutsideTheGrant(t *testing.T) {
 func TestPlanTheExampleIntoANewDraft(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, nowhere(t))
-	body := map[string]any{"target": map[string]any{"mode": "new_draft"}, "document": cafe(t)}
+	body := planRequest{Target: newDraft, Document: cafe(t)}
 	status, raw := e.do(http.MethodPost, base(helsinki)+"/plan", helsinki, body)
 	if status != http.StatusOK {
 		t.Fatalf("%d %s", status, raw)
@@ -71,7 +70,7 @@ func TestPlanTheExampleIntoANewDraft(t *testing.T) {
 	golden(t, "plan-cafe.json", raw)
 	// Planning writes nothing, and the same input plans to the same hash.
 	_, again := e.do(http.MethodPost, base(helsinki)+"/plan", helsinki, body)
-	if data(t, again)["planHash"] != data(t, raw)["planHash"] {
+	if data[planAnswer](t, again).PlanHash != data[planAnswer](t, raw).PlanHash {
 		t.Fatal("the same plan hashed differently")
 	}
 	var n int64
@@ -88,7 +87,7 @@ func TestPlanWithProblemsAnswersEveryError(t *testing.T) {
 	items[3].(map[string]any)["categoryRef"] = "cakes"
 	items[1].(map[string]any)["basePriceMinor"] = 1_000_000_001
 	items[0].(map[string]any)["name"] = strings.Repeat("ö", 201)
-	status, raw := e.do(http.MethodPost, base(helsinki)+"/plan", helsinki, map[string]any{"target": map[string]any{"mode": "new_draft"}, "document": doc})
+	status, raw := e.do(http.MethodPost, base(helsinki)+"/plan", helsinki, planRequest{Target: newDraft, Document: doc})
 	if status != http.StatusOK {
 		t.Fatalf("%d %s", status, raw)
 	}
@@ -123,8 +122,7 @@ func TestMenusUnreachable(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, nowhere(t))
 	menu := "6a0c0e2e-0000-4000-8000-000000000001"
-	existing := map[string]any{"mode": "existing_draft", "menuId": menu}
-	status, raw := e.do(http.MethodPost, base(helsinki)+"/plan", helsinki, map[string]any{"target": existing, "document": cafe(t)})
+	status, raw := e.do(http.MethodPost, base(helsinki)+"/plan", helsinki, planRequest{Target: existingDraft(menu), Document: cafe(t)})
 	if status != http.StatusServiceUnavailable || !strings.Contains(string(raw), "capability_disabled") {
 		t.Errorf("plan: %d %s", status, raw)
 	}
@@ -132,11 +130,8 @@ func TestMenusUnreachable(t *testing.T) {
 	if status != http.StatusServiceUnavailable || !strings.Contains(string(raw), "service_unavailable") {
 		t.Errorf("target: %d %s", status, raw)
 	}
-	_, planned := e.do(http.MethodPost, base(helsinki)+"/plan", helsinki, map[string]any{"target": map[string]any{"mode": "new_draft"}, "document": cafe(t)})
-	status, raw = e.do(http.MethodPost, base(helsinki)+"/apply", helsinki, map[string]any{
-		"target": map[string]any{"mode": "new_draft"}, "document": cafe(t), "expectedPlanHash": data(t, planned)["planHash"],
-		"idempotencyKey": "5d8f0a6e-2b1c-4c3d-9e8f-0a1b2c3d4e5f", "confirmed": true,
-	})
+	_, planned := e.do(http.MethodPost, base(helsinki)+"/plan", helsinki, planRequest{Target: newDraft, Document: cafe(t)})
+	status, raw = e.apply(newDraft, cafe(t), data[planAnswer](t, planned).PlanHash, "5d8f0a6e-2b1c-4c3d-9e8f-0a1b2c3d4e5f")
 	if status != http.StatusServiceUnavailable || !strings.Contains(string(raw), "capability_disabled") {
 		t.Errorf("apply: %d %s", status, raw)
 	}
@@ -185,7 +180,7 @@ func TestDatabaseUnavailable(t *testing.T) {
 	h.Imports = &store.Store{DB: db.Gorm}
 	e.app = h.App(nil)
 	p := e.plan(newDraft, cafe(t))
-	status, raw := e.apply(newDraft, cafe(t), p["planHash"], "5d8f0a6e-2b1c-4c3d-9e8f-0a1b2c3d4e5f")
+	status, raw := e.apply(newDraft, cafe(t), p.PlanHash, "5d8f0a6e-2b1c-4c3d-9e8f-0a1b2c3d4e5f")
 	if status != http.StatusServiceUnavailable || !strings.Contains(string(raw), "capability_disabled") || strings.Contains(string(raw), "127.0.0.1") {
 		t.Fatalf("apply: %d %s", status, raw)
 	}
@@ -225,7 +220,7 @@ func TestTextThatIsNotUTF8WithoutNULIsNeverAValidPlan(t *testing.T) {
 		for _, bad := range []string{`\u0000`, "\xff"} {
 			d := cafe(t)
 			setAt(d, strings.TrimPrefix(p, "document."), "x{BAD}")
-			doc, _ := json.Marshal(map[string]any{"target": map[string]any{"mode": "new_draft"}, "document": d})
+			doc, _ := json.Marshal(planRequest{Target: newDraft, Document: d})
 			body := strings.Replace(string(doc), "x{BAD}", "x"+bad, 1)
 			status, raw := e.do(http.MethodPost, base(helsinki)+"/plan", helsinki, body)
 			if status != http.StatusBadRequest || !strings.Contains(string(raw), p+" is not valid text") {
@@ -239,7 +234,7 @@ func TestTextThatIsNotUTF8WithoutNULIsNeverAValidPlan(t *testing.T) {
 	}
 	// Naming set B reads the body another way first: the same rule holds.
 	eB := newEnv(t, options{menusURL: e.menusURL, namingB: true})
-	doc, _ := json.Marshal(map[string]any{"target": map[string]any{"mode": "new_draft"}, "document": cafe(t)})
+	doc, _ := json.Marshal(planRequest{Target: newDraft, Document: cafe(t)})
 	body := strings.Replace(string(doc), `"name":"`, "\"name\":\"\xff", 1)
 	if status, raw := eB.do(http.MethodPost, base(helsinki)+"/plan", helsinki, body); status != http.StatusBadRequest || !strings.Contains(string(raw), "is not valid text") {
 		t.Errorf("set B plan with invalid UTF-8: %d %s", status, raw)

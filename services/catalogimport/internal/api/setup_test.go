@@ -215,16 +215,23 @@ func (e *env) menus(method, path, tenant string, body any) (int, []byte) {
 
 func base(r string) string { return "/v1/restaurants/" + r + "/catalog-import" }
 
-// data decodes an answer's data.
-func data(t testing.TB, raw []byte) map[string]any {
+// must sends a request to catalogimport expecting status want and answers
+// its data.
+func must[T any](e *env, want int, method, path, tenant string, body any) T {
+	e.t.Helper()
+	return servicetest.Must[T](e.client(), want, method, path, tenant, body)
+}
+
+// data decodes an answer's data, which must be there.
+func data[T any](t testing.TB, raw []byte) T {
 	t.Helper()
 	var env struct {
-		Data map[string]any `json:"data"`
+		Data *T `json:"data"`
 	}
 	if err := json.Unmarshal(raw, &env); err != nil || env.Data == nil {
-		t.Fatalf("no data in %s", raw)
+		t.Fatalf("no data in %s: %v", raw, err)
 	}
-	return env.Data
+	return *env.Data
 }
 
 // cafe is the documented example (testdata/cafe.json) as a generic value.

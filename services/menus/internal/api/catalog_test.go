@@ -190,7 +190,7 @@ func TestCatalogBatchExistingDraft(t *testing.T) {
 
 	// Published: no longer an inactive draft.
 	e.Scopes = allScopes
-	e.must(http.StatusOK, http.MethodPut, "/v1/restaurants/"+helsinki+"/menus/pos", helsinki, map[string]any{
+	e.write(http.StatusOK, http.MethodPut, "/v1/restaurants/"+helsinki+"/menus/pos", map[string]any{
 		"menuId": menuID, "expectedCategoryCount": 3, "expectedItemCount": 4, "expectedCurrentPosMenuId": nil,
 		"idempotencyKey": "5d1e7c3a-0000-4000-8000-0000000000a1", "confirmed": true})
 	tg = e.target(helsinki, menuID)

@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"sync"
 	"testing"
+
+	"partnerapi.dev/services/contracts"
 )
 
 // race sends the requests at once and returns their statuses.
@@ -37,14 +39,13 @@ func countOf(statuses []int, status int) int {
 func TestConcurrentEditsOfOneVersion(t *testing.T) {
 	t.Parallel()
 	e := fixtureEnv(newEnv(t))
-	v := e.must(http.StatusOK, http.MethodGet, itemPath(helsinki, menuDraft, itemSpecial), helsinki, nil)["version"].(string)
+	v := e.inspect(menuDraft, itemSpecial).Version
 	statuses := race(e, http.MethodPatch, []string{itemPath(helsinki, menuDraft, itemSpecial)}, []any{
 		patchBody(100, v, map[string]any{"name": "First"}), patchBody(101, v, map[string]any{"name": "Second"})})
 	if countOf(statuses, http.StatusOK) != 1 || countOf(statuses, http.StatusConflict) != 1 {
 		t.Fatalf("statuses %v", statuses)
 	}
-	after := e.must(http.StatusOK, http.MethodGet, itemPath(helsinki, menuDraft, itemSpecial), helsinki, nil)
-	if after["version"] == v {
+	if e.inspect(menuDraft, itemSpecial).Version == v {
 		t.Fatal("version did not move")
 	}
 }
@@ -66,7 +67,7 @@ func TestConcurrentCreatesWithOneKey(t *testing.T) {
 	e := newEnv(t)
 	bodies := make([]any, 10)
 	for i := range bodies {
-		bodies[i] = map[string]any{"name": "Once", "idempotencyKey": key(120)}
+		bodies[i] = newMenu{Name: "Once", IdempotencyKey: key(120)}
 	}
 	statuses := race(e, http.MethodPost, []string{menus(helsinki)}, bodies)
 	if countOf(statuses, http.StatusCreated) != 10 {
@@ -86,8 +87,8 @@ func TestConcurrentCatalogBatches(t *testing.T) {
 	rev := e.target(helsinki, menuDraft).Revision
 	menu := menuDraft
 	b := func(id string) any {
-		doc := document("ignored")
-		return map[string]any{"batchId": id, "target": map[string]any{"mode": "existing_draft", "menuId": menu, "expectedRevision": rev}, "document": doc}
+		return contracts.CatalogBatch{BatchID: id, Document: document("ignored"),
+			Target: contracts.CatalogBatchTarget{Mode: contracts.CatalogTargetExistingDraft, MenuID: &menu, ExpectedRevision: &rev}}
 	}
 	statuses := race(e, http.MethodPost, []string{batchPath(helsinki)}, []any{b("5d1e7c3a-0000-4000-8000-000000000201"), b("5d1e7c3a-0000-4000-8000-000000000202")})
 	if countOf(statuses, http.StatusOK) != 1 || countOf(statuses, http.StatusConflict) != 1 {

@@ -3,7 +3,7 @@ package api_test
 import (
 	"encoding/json"
 	"net/http"
-	"reflect"
+	"slices"
 	"testing"
 
 	"partnerapi.dev/services/contracts"
@@ -11,9 +11,19 @@ import (
 
 type event struct {
 	Type, RestaurantID string
-	Data               map[string]any
+	Data               menuEvent
 	// Actor is the client, grant and user of the request that recorded it.
 	Actor [3]string
+}
+
+// menuEvent is what the menu events carry: menu.created and menu.updated
+// the menu (and the items written, if any), menu.published the menu, its
+// publication and the menu it replaced.
+type menuEvent struct {
+	Menu           contracts.MenuSummary `json:"menu"`
+	ItemIDs        []string              `json:"itemIds"`
+	Publication    string                `json:"publication"`
+	ReplacedMenuID *string               `json:"replacedMenuId"`
 }
 
 // takeEvents returns the events recorded since the last call, in order,
@@ -37,14 +47,14 @@ SELECT type, restaurant_id, data, coalesce(client_id, '') AS client_id, coalesce
 
 // wantEvent checks that exactly one event of typ was recorded for helsinki
 // (typ "" for none) and returns its data.
-func (e *env) wantEvent(step, typ string) map[string]any {
+func (e *env) wantEvent(step, typ string) menuEvent {
 	e.t.Helper()
 	got := e.takeEvents()
 	if typ == "" {
 		if len(got) != 0 {
 			e.t.Fatalf("%s: recorded %+v, want none", step, got)
 		}
-		return nil
+		return menuEvent{}
 	}
 	if len(got) != 1 || got[0].Type != typ || got[0].RestaurantID != helsinki {
 		e.t.Fatalf("%s: recorded %+v, want one %s", step, got, typ)
@@ -63,51 +73,51 @@ func TestWritesRecordMenuEvents(t *testing.T) {
 	e := fixtureEnv(newEnv(t))
 	e.wantEvent("ingestion", "")
 
-	body := map[string]any{"name": "Winter", "idempotencyKey": key(1)}
-	created := e.must(http.StatusCreated, http.MethodPost, menus(helsinki), helsinki, body)
-	if d := e.wantEvent("create", contracts.EventMenuCreated); !reflect.DeepEqual(d["menu"], created["menu"]) {
-		t.Fatalf("created event %v, answer %v", d, created["menu"])
+	body := newMenu{Name: "Winter", IdempotencyKey: key(1)}
+	created := e.write(http.StatusCreated, http.MethodPost, menus(helsinki), body)
+	if d := e.wantEvent("create", contracts.EventMenuCreated); d.Menu != created.Menu {
+		t.Fatalf("created event %+v, answer %+v", d, created.Menu)
 	}
-	e.must(http.StatusCreated, http.MethodPost, menus(helsinki), helsinki, body)
+	e.write(http.StatusCreated, http.MethodPost, menus(helsinki), body)
 	e.wantEvent("create replayed", "")
-	e.errorOf(http.StatusConflict, http.MethodPost, menus(helsinki), helsinki, map[string]any{"name": "Other", "idempotencyKey": key(1)})
+	e.errorOf(http.StatusConflict, http.MethodPost, menus(helsinki), helsinki, newMenu{Name: "Other", IdempotencyKey: key(1)})
 	e.wantEvent("key reused", "")
 
 	add := addBody(2, 1, 1, itemCake)
-	added := e.must(http.StatusOK, http.MethodPost, items(helsinki, menuDraft), helsinki, add)
+	added := e.write(http.StatusOK, http.MethodPost, items(helsinki, menuDraft), add)
 	d := e.wantEvent("add items", contracts.EventMenuUpdated)
-	if !reflect.DeepEqual(d["menu"], added["menu"]) || !reflect.DeepEqual(d["itemIds"], []any{itemCake}) {
-		t.Fatalf("add event %v, answer %v", d, added)
+	if d.Menu != added.Menu || !slices.Equal(d.ItemIDs, []string{itemCake}) {
+		t.Fatalf("add event %+v, answer %+v", d, added)
 	}
-	e.must(http.StatusOK, http.MethodPost, items(helsinki, menuDraft), helsinki, add)
+	e.write(http.StatusOK, http.MethodPost, items(helsinki, menuDraft), add)
 	e.wantEvent("add replayed", "")
 	e.errorOf(http.StatusConflict, http.MethodPost, items(helsinki, menuDraft), helsinki, addBody(3, 1, 1, itemCoffee))
 	e.wantEvent("stale counts", "")
 
-	version := e.must(http.StatusOK, http.MethodGet, itemPath(helsinki, menuDraft, itemSpecial), helsinki, nil)["version"].(string)
-	e.must(http.StatusOK, http.MethodPatch, itemPath(helsinki, menuDraft, itemSpecial), helsinki, patchBody(4, version, map[string]any{"basePriceMinor": 1600}))
-	if d := e.wantEvent("edit item", contracts.EventMenuUpdated); !reflect.DeepEqual(d["itemIds"], []any{itemSpecial}) {
-		t.Fatalf("edit event %v", d)
+	version := e.inspect(menuDraft, itemSpecial).Version
+	must[itemEdit](e, http.StatusOK, http.MethodPatch, itemPath(helsinki, menuDraft, itemSpecial), helsinki, patchBody(4, version, map[string]any{"basePriceMinor": 1600}))
+	if d := e.wantEvent("edit item", contracts.EventMenuUpdated); !slices.Equal(d.ItemIDs, []string{itemSpecial}) {
+		t.Fatalf("edit event %+v", d)
 	}
 	e.errorOf(http.StatusConflict, http.MethodPatch, itemPath(helsinki, menuDraft, itemSpecial), helsinki, patchBody(5, version, map[string]any{"basePriceMinor": 1700}))
 	e.wantEvent("stale version", "")
 
-	e.must(http.StatusOK, http.MethodPut, menus(helsinki)+"/pos", helsinki, setBody(6, menuDraft, 1, 2, "expectedCurrentPosMenuId", menuMain))
+	e.write(http.StatusOK, http.MethodPut, menus(helsinki)+"/pos", setBody(6, menuDraft, 1, 2, "expectedCurrentPosMenuId", menuMain))
 	d = e.wantEvent("set POS", contracts.EventMenuPublished)
-	if d["publication"] != "pos" || d["replacedMenuId"] != menuMain || d["menu"].(map[string]any)["menuId"] != menuDraft {
-		t.Fatalf("published event %v", d)
+	if d.Publication != "pos" || val(d.ReplacedMenuID) != menuMain || d.Menu.MenuID != menuDraft {
+		t.Fatalf("published event %+v", d)
 	}
-	e.must(http.StatusOK, http.MethodPut, menus(helsinki)+"/pos", helsinki, setBody(7, menuDraft, 1, 2, "expectedCurrentPosMenuId", menuDraft))
+	e.write(http.StatusOK, http.MethodPut, menus(helsinki)+"/pos", setBody(7, menuDraft, 1, 2, "expectedCurrentPosMenuId", menuDraft))
 	e.wantEvent("set POS to the current one", "")
-	e.must(http.StatusOK, http.MethodPut, menus(helsinki)+"/online", helsinki, setBody(8, menuDraft, 1, 2, "expectedCurrentOnlineMenuId", menuMain))
-	if d := e.wantEvent("set online", contracts.EventMenuPublished); d["publication"] != "online" {
-		t.Fatalf("online event %v", d)
+	e.write(http.StatusOK, http.MethodPut, menus(helsinki)+"/online", setBody(8, menuDraft, 1, 2, "expectedCurrentOnlineMenuId", menuMain))
+	if d := e.wantEvent("set online", contracts.EventMenuPublished); d.Publication != "online" {
+		t.Fatalf("online event %+v", d)
 	}
 
 	e.Scopes = catalogScopes
 	res := e.batch(http.StatusCreated, helsinki, newDraftBatch("7e000000-0000-4000-8000-000000000001", "Imported"))
-	if d := e.wantEvent("catalog batch into a new draft", contracts.EventMenuCreated); d["menu"].(map[string]any)["menuId"] != res.Menu.MenuID {
-		t.Fatalf("batch event %v", d)
+	if d := e.wantEvent("catalog batch into a new draft", contracts.EventMenuCreated); d.Menu.MenuID != res.Menu.MenuID {
+		t.Fatalf("batch event %+v", d)
 	}
 	e.batch(http.StatusCreated, helsinki, newDraftBatch("7e000000-0000-4000-8000-000000000001", "Imported"))
 	e.wantEvent("catalog batch replayed", "")
@@ -118,7 +128,7 @@ func TestWritesRecordMenuEvents(t *testing.T) {
 	doc.OptionGroups, doc.MenuItems[0].OptionGroupAssignments, doc.ProductCategories, doc.Products = nil, nil, nil, nil
 	e.batch(http.StatusOK, helsinki, contracts.CatalogBatch{BatchID: "7e000000-0000-4000-8000-000000000002", Document: doc,
 		Target: contracts.CatalogBatchTarget{Mode: contracts.CatalogTargetExistingDraft, MenuID: &menuID, ExpectedRevision: &rev}})
-	if d := e.wantEvent("catalog batch into the draft", contracts.EventMenuUpdated); d["menu"].(map[string]any)["itemCount"] != 3.0 {
-		t.Fatalf("batch update event %v", d)
+	if d := e.wantEvent("catalog batch into the draft", contracts.EventMenuUpdated); d.Menu.ItemCount != 3 {
+		t.Fatalf("batch update event %+v", d)
 	}
 }

@@ -33,7 +33,7 @@ func TestWrongTypesAreNamed(t *testing.T) {
 // menusWrites are the partner writes of the menus service with valid
 // bodies over the Helsinki fixture.
 func menusWrites(e *env) []servicetest.Write {
-	version := e.must(http.StatusOK, http.MethodGet, itemPath(helsinki, menuDraft, itemSpecial), helsinki, nil)["version"].(string)
+	version := e.inspect(menuDraft, itemSpecial).Version
 	return []servicetest.Write{
 		{Method: http.MethodPost, Path: menus(helsinki), Body: `{"name":"Winter","idempotencyKey":"{KEY}"}`},
 		{Method: http.MethodPost, Path: items(helsinki, menuDraft), Body: `{"catalogItemIds":["` + itemCoffee + `"],"expectedCategoryCount":1,"expectedItemCount":1,"idempotencyKey":"{KEY}","confirmed":true}`},

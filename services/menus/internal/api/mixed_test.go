@@ -126,14 +126,8 @@ func batchID(n int) string { return fmt.Sprintf("5d1e7c3a-0000-4000-8000-%012d",
 func (e *env) review(draft string, items []string) review {
 	e.t.Helper()
 	target := e.target(helsinki, draft)
-	listed := e.must(http.StatusOK, http.MethodGet, menus(helsinki), helsinki, nil)
-	r := review{menu: target.Menu, revision: target.Revision, versions: map[string]string{}}
-	if v, ok := listed["posMenuId"].(string); ok {
-		r.pos = &v
-	}
-	if v, ok := listed["onlineMenuId"].(string); ok {
-		r.online = &v
-	}
+	listed := e.listMenus(helsinki)
+	r := review{menu: target.Menu, revision: target.Revision, pos: listed.PosMenuID, online: listed.OnlineMenuID, versions: map[string]string{}}
 	for _, id := range items {
 		var got struct {
 			Data struct {
@@ -154,7 +148,7 @@ func (e *env) send(op *mixedOp, draft string) (int, []byte) {
 	s := op.seen
 	switch op.kind {
 	case opCreate:
-		return e.do(http.MethodPost, menus(helsinki), helsinki, map[string]any{"name": "Created", "idempotencyKey": key(op.serial)})
+		return e.do(http.MethodPost, menus(helsinki), helsinki, newMenu{Name: "Created", IdempotencyKey: key(op.serial)})
 	case opImportNew:
 		return e.do(http.MethodPost, batchPath(helsinki), helsinki, newDraftBatch(batchID(op.serial), "New draft"))
 	case opAdd:
@@ -241,8 +235,7 @@ func checkMixedRound(t *testing.T, e *env, seed uint64, round int, draft string,
 	got := map[string]int{}
 	published := false
 	for _, ev := range events {
-		m, _ := ev.Data["menu"].(map[string]any)
-		id, _ := m["menuId"].(string)
+		id := ev.Data.Menu.MenuID
 		switch {
 		case ev.Type == contracts.EventMenuCreated && slices.Contains(createdIDs, id):
 			got[ev.Type]++
@@ -250,14 +243,14 @@ func checkMixedRound(t *testing.T, e *env, seed uint64, round int, draft string,
 			fail("event %s of menu %s: no write of the round touched it", ev.Type, id)
 		case ev.Type == contracts.EventMenuPublished:
 			published = true
-			got[ev.Type+" "+ev.Data["publication"].(string)]++
+			got[ev.Type+" "+ev.Data.Publication]++
 		case ev.Type == contracts.EventMenuUpdated:
 			if published {
-				fail("menu.updated %v after the draft was published", ev.Data)
+				fail("menu.updated %+v after the draft was published", ev.Data)
 			}
 			got[ev.Type]++
 		default:
-			fail("unexpected event %s %v", ev.Type, ev.Data)
+			fail("unexpected event %s %+v", ev.Type, ev.Data)
 		}
 	}
 	for _, k := range slices.Sorted(mapKeys(want, got)) {
@@ -280,7 +273,7 @@ func checkMixedRound(t *testing.T, e *env, seed uint64, round int, draft string,
 			fmt.Fprintf(&b, "\n  op: %v", op)
 		}
 		for _, ev := range events {
-			fmt.Fprintf(&b, "\n  event: %s %v", ev.Type, ev.Data)
+			fmt.Fprintf(&b, "\n  event: %s %+v", ev.Type, ev.Data)
 		}
 		t.Errorf("seed %d, round %d:\n  %s%s", seed, round, strings.Join(problems, "\n  "), b.String())
 	}

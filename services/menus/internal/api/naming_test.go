@@ -13,59 +13,108 @@ import (
 	"partnerapi.dev/services/menus/internal/store"
 )
 
+// Set-B answers, as TestNamingSetB reads them.
+type (
+	menuB struct {
+		MenuPublicID   string `json:"menuPublicId"`
+		ActiveForPos   bool   `json:"activeForPos"`
+		OnlineOrdering bool   `json:"onlineOrdering"`
+		// MenuID is set A's name, absent under set B.
+		MenuID *string `json:"menuId"`
+	}
+	menuListB struct {
+		Menus              []menuB `json:"menus"`
+		ActiveMenuPublicID *string `json:"activeMenuPublicId"`
+		OnlineMenuPublicID *string `json:"onlineMenuPublicId"`
+	}
+	itemListingB struct {
+		Items []struct {
+			MenuItemPublicID    string `json:"menuItemPublicId"`
+			CategoryPublicID    string `json:"categoryPublicId"`
+			PriceMinor          int64  `json:"priceMinor"`
+			EffectivePriceMinor int64  `json:"effectivePriceMinor"`
+		} `json:"items"`
+	}
+	draftItemB struct {
+		MenuItemPublicID string `json:"menuItemPublicId"`
+		PriceMinor       int64  `json:"priceMinor"`
+	}
+	itemTargetB struct {
+		Item    draftItemB `json:"item"`
+		CanEdit bool       `json:"canEdit"`
+		Version string     `json:"version"`
+	}
+	itemEditB struct {
+		MenuPublicID string     `json:"menuPublicId"`
+		Item         draftItemB `json:"item"`
+	}
+	// menuWriteB is the data of a set-B menu write's answer (create, add
+	// items, set active or online).
+	menuWriteB struct {
+		Replayed                   bool     `json:"replayed"`
+		Menu                       menuB    `json:"menu"`
+		AddedMenuItemPublicIDs     []string `json:"addedMenuItemPublicIds"`
+		PreviousActiveMenuPublicID *string  `json:"previousActiveMenuPublicId"`
+		PreviousOnlineMenuPublicID *string  `json:"previousOnlineMenuPublicId"`
+	}
+)
+
 // Under naming set B every operation works with set-B names (answers are
 // checked against the set-B document by env.do), set-A names in a body are
 // unknown fields, and the POS menu lives at /menus/active only.
 func TestNamingSetB(t *testing.T) {
 	t.Parallel()
 	e := fixtureEnv(newEnvNaming(t, api.NamingB))
-	data := e.must(http.StatusOK, http.MethodGet, menus(helsinki), helsinki, nil)
-	if data["activeMenuPublicId"] != menuMain || data["onlineMenuPublicId"] != menuMain {
-		t.Fatalf("list %v", data)
+	data := must[menuListB](e, http.StatusOK, http.MethodGet, menus(helsinki), helsinki, nil)
+	if val(data.ActiveMenuPublicID) != menuMain || val(data.OnlineMenuPublicID) != menuMain || len(data.Menus) == 0 {
+		t.Fatalf("list %+v", data)
 	}
-	first := list(data, "menus")[0].(map[string]any)
-	if first["menuPublicId"] != menuDraft || first["activeForPos"] != false || first["onlineOrdering"] != false || first["menuId"] != nil {
-		t.Fatalf("menu %v", first)
+	first := data.Menus[0]
+	if first.MenuPublicID != menuDraft || first.ActiveForPos || first.OnlineOrdering || first.MenuID != nil {
+		t.Fatalf("menu %+v", first)
 	}
-	row := list(e.must(http.StatusOK, http.MethodGet, items(helsinki, menuMain)+"?limit=1", helsinki, nil), "items")[0].(map[string]any)
-	if row["menuItemPublicId"] != itemSalmon || row["categoryPublicId"] != catSoups || row["priceMinor"] != 1680.0 || row["effectivePriceMinor"] != 1790.0 {
-		t.Fatalf("item %v", row)
+	rows := must[itemListingB](e, http.StatusOK, http.MethodGet, items(helsinki, menuMain)+"?limit=1", helsinki, nil).Items
+	if len(rows) == 0 {
+		t.Fatal("no items")
+	}
+	if row := rows[0]; row.MenuItemPublicID != itemSalmon || row.CategoryPublicID != catSoups || row.PriceMinor != 1680 || row.EffectivePriceMinor != 1790 {
+		t.Fatalf("item %+v", row)
 	}
 
-	created := e.must(http.StatusCreated, http.MethodPost, menus(helsinki), helsinki, map[string]any{"name": "B draft", "idempotencyKey": key(70)})
-	menu := created["menu"].(map[string]any)["menuPublicId"].(string)
-	added := e.must(http.StatusOK, http.MethodPost, items(helsinki, menu), helsinki, map[string]any{
+	created := must[menuWriteB](e, http.StatusCreated, http.MethodPost, menus(helsinki), helsinki, newMenu{Name: "B draft", IdempotencyKey: key(70)})
+	menu := created.Menu.MenuPublicID
+	added := must[menuWriteB](e, http.StatusOK, http.MethodPost, items(helsinki, menu), helsinki, map[string]any{
 		"menuItemPublicIds": []string{itemCoffee}, "expectedCategoryCount": 0, "expectedItemCount": 0, "idempotencyKey": key(71), "confirmed": true})
-	if added["addedMenuItemPublicIds"].([]any)[0] != itemCoffee {
-		t.Fatalf("add %v", added)
+	if len(added.AddedMenuItemPublicIDs) == 0 || added.AddedMenuItemPublicIDs[0] != itemCoffee {
+		t.Fatalf("add %+v", added)
 	}
-	target := e.must(http.StatusOK, http.MethodGet, itemPath(helsinki, menu, itemCoffee), helsinki, nil)
-	if target["canEdit"] != true || target["item"].(map[string]any)["menuItemPublicId"] != itemCoffee {
-		t.Fatalf("target %v", target)
+	target := must[itemTargetB](e, http.StatusOK, http.MethodGet, itemPath(helsinki, menu, itemCoffee), helsinki, nil)
+	if !target.CanEdit || target.Item.MenuItemPublicID != itemCoffee {
+		t.Fatalf("target %+v", target)
 	}
-	edited := e.must(http.StatusOK, http.MethodPatch, itemPath(helsinki, menu, itemCoffee), helsinki,
-		patchBody(72, target["version"].(string), map[string]any{"priceMinor": 390}))
-	if edited["item"].(map[string]any)["priceMinor"] != 390.0 || edited["menuPublicId"] != menu {
-		t.Fatalf("edit %v", edited)
+	edited := must[itemEditB](e, http.StatusOK, http.MethodPatch, itemPath(helsinki, menu, itemCoffee), helsinki,
+		patchBody(72, target.Version, map[string]any{"priceMinor": 390}))
+	if edited.Item.PriceMinor != 390 || edited.MenuPublicID != menu {
+		t.Fatalf("edit %+v", edited)
 	}
-	active := e.must(http.StatusOK, http.MethodPut, menus(helsinki)+"/active", helsinki, map[string]any{
+	active := must[menuWriteB](e, http.StatusOK, http.MethodPut, menus(helsinki)+"/active", helsinki, map[string]any{
 		"menuPublicId": menu, "expectedCategoryCount": 1, "expectedItemCount": 1, "expectedCurrentActiveMenuPublicId": menuMain,
 		"idempotencyKey": key(73), "confirmed": true})
-	if active["previousActiveMenuPublicId"] != menuMain || active["menu"].(map[string]any)["activeForPos"] != true {
-		t.Fatalf("active %v", active)
+	if val(active.PreviousActiveMenuPublicID) != menuMain || !active.Menu.ActiveForPos {
+		t.Fatalf("active %+v", active)
 	}
-	online := e.must(http.StatusOK, http.MethodPut, menus(helsinki)+"/online", helsinki, map[string]any{
+	online := must[menuWriteB](e, http.StatusOK, http.MethodPut, menus(helsinki)+"/online", helsinki, map[string]any{
 		"menuPublicId": menu, "expectedCategoryCount": 1, "expectedItemCount": 1, "expectedCurrentOnlineMenuPublicId": menuMain,
 		"idempotencyKey": key(74), "confirmed": true})
-	if online["previousOnlineMenuPublicId"] != menuMain || online["menu"].(map[string]any)["onlineOrdering"] != true {
-		t.Fatalf("online %v", online)
+	if val(online.PreviousOnlineMenuPublicID) != menuMain || !online.Menu.OnlineOrdering {
+		t.Fatalf("online %+v", online)
 	}
 	// Conflicts and replays keep their set-B names.
-	again := e.must(http.StatusOK, http.MethodPut, menus(helsinki)+"/online", helsinki, map[string]any{
+	again := must[menuWriteB](e, http.StatusOK, http.MethodPut, menus(helsinki)+"/online", helsinki, map[string]any{
 		"menuPublicId": menu, "expectedCategoryCount": 1, "expectedItemCount": 1, "expectedCurrentOnlineMenuPublicId": menuMain,
 		"idempotencyKey": key(74), "confirmed": true})
-	if again["replayed"] != true || again["previousOnlineMenuPublicId"] != menuMain {
-		t.Fatalf("replay %v", again)
+	if !again.Replayed || val(again.PreviousOnlineMenuPublicID) != menuMain {
+		t.Fatalf("replay %+v", again)
 	}
 
 	for name, b := range map[string]map[string]any{
@@ -117,7 +166,7 @@ func TestDatabaseUnavailable(t *testing.T) {
 		method, path string
 		body         any
 	}{
-		{http.MethodPost, menus(helsinki), map[string]any{"name": "X", "idempotencyKey": key(80)}},
+		{http.MethodPost, menus(helsinki), newMenu{Name: "X", IdempotencyKey: key(80)}},
 		{http.MethodPost, items(helsinki, menuDraft), addBody(81, 1, 1, itemCake)},
 		{http.MethodPatch, itemPath(helsinki, menuDraft, itemSpecial), patchBody(82, "v1", map[string]any{"visible": false})},
 		{http.MethodPut, menus(helsinki) + "/pos", setBody(83, menuMain, 3, 4, "expectedCurrentPosMenuId", nil)},

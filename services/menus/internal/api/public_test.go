@@ -14,19 +14,16 @@ func items(r, m string) string { return menus(r) + "/" + m + "/items" }
 
 func key(n int) string { return fmt.Sprintf("6e000000-0000-4000-8000-%012d", n) }
 
-func list(data map[string]any, k string) []any { v, _ := data[k].([]any); return v }
-
 func TestListMenus(t *testing.T) {
 	t.Parallel()
 	e := fixtureEnv(newEnv(t))
-	data := e.must(http.StatusOK, http.MethodGet, menus(helsinki), helsinki, nil)
-	if data["posMenuId"] != menuMain || data["onlineMenuId"] != menuMain || data["restaurantId"] != helsinki {
-		t.Fatalf("selection %v", data)
+	data := e.listMenus(helsinki)
+	if val(data.PosMenuID) != menuMain || val(data.OnlineMenuID) != menuMain || data.RestaurantID != helsinki {
+		t.Fatalf("selection %+v", data)
 	}
 	got := []string{}
-	for _, m := range list(data, "menus") {
-		m := m.(map[string]any)
-		got = append(got, fmt.Sprintf("%s %v %v %v %v", m["name"], m["isPosMenu"], m["isOnlineMenu"], m["categoryCount"], m["itemCount"]))
+	for _, m := range data.Menus {
+		got = append(got, fmt.Sprintf("%s %v %v %v %v", m.Name, m.IsPosMenu, m.IsOnlineMenu, m.CategoryCount, m.ItemCount))
 	}
 	want := []string{"Autumn draft false false 1 1", "Lunch false false 1 1", "Main true true 3 4"}
 	if strings.Join(got, "|") != strings.Join(want, "|") {
@@ -34,8 +31,8 @@ func TestListMenus(t *testing.T) {
 	}
 	// Another restaurant sees only its own; a restaurant outside the
 	// context is 404; a query parameter of no use is 400.
-	if data := e.must(http.StatusOK, http.MethodGet, menus(other), other, nil); len(list(data, "menus")) != 1 || data["posMenuId"] != nil {
-		t.Fatalf("other %v", data)
+	if data := e.listMenus(other); len(data.Menus) != 1 || data.PosMenuID != nil {
+		t.Fatalf("other %+v", data)
 	}
 	e.errorOf(http.StatusNotFound, http.MethodGet, menus(other), helsinki, nil)
 	e.errorOf(http.StatusBadRequest, http.MethodGet, menus(helsinki)+"?limit=2", helsinki, nil)
@@ -45,49 +42,49 @@ func TestListMenus(t *testing.T) {
 func TestListItems(t *testing.T) {
 	t.Parallel()
 	e := fixtureEnv(newEnv(t))
-	data := e.must(http.StatusOK, http.MethodGet, items(helsinki, menuMain), helsinki, nil)
-	rows := list(data, "items")
-	if len(rows) != 4 || data["truncated"] != false || data["nextAfter"] != nil || data["currency"] != "EUR" || data["menuId"] != menuMain {
-		t.Fatalf("listing %v", data)
+	data := e.listItems(items(helsinki, menuMain))
+	rows := data.Items
+	if len(rows) != 4 || data.Truncated || data.NextAfter != nil || data.Currency != "EUR" || data.MenuID != menuMain {
+		t.Fatalf("listing %+v", data)
 	}
-	first := rows[0].(map[string]any)
-	if first["catalogItemId"] != itemSalmon || first["effectivePriceMinor"] != 1790.0 || first["basePriceMinor"] != 1680.0 ||
-		first["priceSource"] != "menu_override" || first["categoryId"] != catSoups || first["categoryName"] != "Soups" ||
-		first["description"] != "Creamy, with dill" || first["availability"] != "available" || first["productType"] != "food" || first["openPrice"] != false {
-		t.Fatalf("salmon %v", first)
+	first := rows[0]
+	if first.CatalogItemID != itemSalmon || first.EffectivePriceMinor != 1790 || first.BasePriceMinor != 1680 ||
+		first.PriceSource != "menu_override" || first.CategoryID != catSoups || first.CategoryName != "Soups" ||
+		val(first.Description) != "Creamy, with dill" || first.Availability != "available" || first.ProductType != "food" || first.OpenPrice == nil || *first.OpenPrice {
+		t.Fatalf("salmon %+v", first)
 	}
-	if second := rows[1].(map[string]any); second["priceSource"] != "base_price" || second["effectivePriceMinor"] != 1200.0 || second["availability"] != "sold_out" {
-		t.Fatalf("pea %v", second)
+	if second := rows[1]; second.PriceSource != "base_price" || second.EffectivePriceMinor != 1200 || second.Availability != "sold_out" {
+		t.Fatalf("pea %+v", second)
 	}
 	// The same item is priced by each menu.
-	if lunch := list(e.must(http.StatusOK, http.MethodGet, items(helsinki, menuLunch), helsinki, nil), "items"); lunch[0].(map[string]any)["effectivePriceMinor"] != 1680.0 {
-		t.Fatalf("lunch %v", lunch)
+	if lunch := e.listItems(items(helsinki, menuLunch)).Items; len(lunch) == 0 || lunch[0].EffectivePriceMinor != 1680 {
+		t.Fatalf("lunch %+v", lunch)
 	}
 
 	// Pages of 3 then 1, by item id.
 	var ids []string
-	page := e.must(http.StatusOK, http.MethodGet, items(helsinki, menuMain)+"?limit=3", helsinki, nil)
-	if page["truncated"] != true || page["nextAfter"] != itemCake {
-		t.Fatalf("page 1 %v", page)
+	page := e.listItems(items(helsinki, menuMain) + "?limit=3")
+	if !page.Truncated || val(page.NextAfter) != itemCake {
+		t.Fatalf("page 1 %+v", page)
 	}
-	for _, r := range list(page, "items") {
-		ids = append(ids, r.(map[string]any)["catalogItemId"].(string))
+	for _, r := range page.Items {
+		ids = append(ids, r.CatalogItemID)
 	}
-	page = e.must(http.StatusOK, http.MethodGet, items(helsinki, menuMain)+"?limit=3&after="+itemCake, helsinki, nil)
-	if page["truncated"] != false || page["nextAfter"] != nil {
-		t.Fatalf("page 2 %v", page)
+	page = e.listItems(items(helsinki, menuMain) + "?limit=3&after=" + itemCake)
+	if page.Truncated || page.NextAfter != nil {
+		t.Fatalf("page 2 %+v", page)
 	}
-	for _, r := range list(page, "items") {
-		ids = append(ids, r.(map[string]any)["catalogItemId"].(string))
+	for _, r := range page.Items {
+		ids = append(ids, r.CatalogItemID)
 	}
 	if strings.Join(ids, ",") != strings.Join([]string{itemSalmon, itemPea, itemCake, itemBeer}, ",") {
 		t.Fatalf("ids %v", ids)
 	}
 
 	for availability, want := range map[string]string{"sold_out": itemPea, "hidden": itemBeer} {
-		rows := list(e.must(http.StatusOK, http.MethodGet, items(helsinki, menuMain)+"?availability="+availability, helsinki, nil), "items")
-		if len(rows) != 1 || rows[0].(map[string]any)["catalogItemId"] != want {
-			t.Fatalf("%s: %v", availability, rows)
+		rows := e.listItems(items(helsinki, menuMain) + "?availability=" + availability).Items
+		if len(rows) != 1 || rows[0].CatalogItemID != want {
+			t.Fatalf("%s: %+v", availability, rows)
 		}
 	}
 
@@ -102,7 +99,7 @@ func TestListItems(t *testing.T) {
 func TestCreateMenu(t *testing.T) {
 	t.Parallel()
 	e := fixtureEnv(newEnv(t))
-	body := map[string]any{"name": "Winter", "idempotencyKey": key(1)}
+	body := newMenu{Name: "Winter", IdempotencyKey: key(1)}
 	data := e.write(http.StatusCreated, http.MethodPost, menus(helsinki), body)
 	m := data.Menu
 	if data.Replayed || m.Name != "Winter" || m.CategoryCount != 0 || m.ItemCount != 0 || m.IsPosMenu || m.IsOnlineMenu {
@@ -112,12 +109,12 @@ func TestCreateMenu(t *testing.T) {
 	if !again.Replayed || again.Menu.MenuID != m.MenuID || again.ActionID != data.ActionID {
 		t.Fatalf("replay %+v", again)
 	}
-	if msg := e.errorOf(http.StatusConflict, http.MethodPost, menus(helsinki), helsinki, map[string]any{"name": "Other", "idempotencyKey": key(1)}); !strings.Contains(msg, "different request body") {
+	if msg := e.errorOf(http.StatusConflict, http.MethodPost, menus(helsinki), helsinki, newMenu{Name: "Other", IdempotencyKey: key(1)}); !strings.Contains(msg, "different request body") {
 		t.Fatal(msg)
 	}
 	// The key is the caller's: another partner client may use the same one.
 	e.ClientID = "client-2"
-	if d := e.write(http.StatusCreated, http.MethodPost, menus(helsinki), map[string]any{"name": "Other", "idempotencyKey": key(1)}); d.Replayed {
+	if d := e.write(http.StatusCreated, http.MethodPost, menus(helsinki), newMenu{Name: "Other", IdempotencyKey: key(1)}); d.Replayed {
 		t.Fatalf("other client %+v", d)
 	}
 	listed := e.listMenus(helsinki)
@@ -151,11 +148,20 @@ func TestCreateMenu(t *testing.T) {
 	}
 }
 
-func addBody(k int, cats, items int, ids ...string) map[string]any {
+// addItems is the body of an add-items write.
+type addItems struct {
+	CatalogItemIDs        []string `json:"catalogItemIds"`
+	ExpectedCategoryCount int      `json:"expectedCategoryCount"`
+	ExpectedItemCount     int      `json:"expectedItemCount"`
+	IdempotencyKey        string   `json:"idempotencyKey"`
+	Confirmed             bool     `json:"confirmed"`
+}
+
+func addBody(k int, cats, items int, ids ...string) addItems {
 	if ids == nil {
 		ids = []string{}
 	}
-	return map[string]any{"catalogItemIds": ids, "expectedCategoryCount": cats, "expectedItemCount": items, "idempotencyKey": key(k), "confirmed": true}
+	return addItems{CatalogItemIDs: ids, ExpectedCategoryCount: cats, ExpectedItemCount: items, IdempotencyKey: key(k), Confirmed: true}
 }
 
 func TestAddItems(t *testing.T) {
@@ -201,8 +207,8 @@ func TestAddItems(t *testing.T) {
 		})
 	}
 	e.use(t)
-	if d := e.must(http.StatusOK, http.MethodGet, menus(helsinki), helsinki, nil); d["posMenuId"] != menuMain || d["onlineMenuId"] != menuMain {
-		t.Fatalf("adding published something: %v", d)
+	if d := e.listMenus(helsinki); val(d.PosMenuID) != menuMain || val(d.OnlineMenuID) != menuMain {
+		t.Fatalf("adding published something: %+v", d)
 	}
 	// 50 is allowed (all unknown here: 400 naming them, not a bound error).
 	if msg := e.errorOf(http.StatusBadRequest, http.MethodPost, items(helsinki, menuDraft), helsinki, addBody(22, 3, 3, manyIDs(50)...)); !strings.Contains(msg, "not in the restaurant's catalog") {
@@ -227,18 +233,18 @@ func patchBody(k int, version string, changes map[string]any) map[string]any {
 func TestInspectAndEditDraftItem(t *testing.T) {
 	t.Parallel()
 	e := fixtureEnv(newEnv(t))
-	target := e.must(http.StatusOK, http.MethodGet, itemPath(helsinki, menuDraft, itemSpecial), helsinki, nil)
-	item := target["item"].(map[string]any)
-	if target["canEdit"] != true || target["sharedMenuCount"] != 0.0 || item["name"] != "Chef's Special" || item["basePriceMinor"] != 1500.0 ||
-		item["categoryId"] != catDesserts || item["description"] != nil || item["visible"] != true || item["showInKitchen"] != true {
-		t.Fatalf("target %v", target)
+	target := e.inspect(menuDraft, itemSpecial)
+	item := target.Item
+	if !target.CanEdit || target.SharedMenuCount != 0 || item.Name != "Chef's Special" || item.BasePriceMinor != 1500 ||
+		item.CategoryID != catDesserts || item.Description != nil || !item.Visible || !item.ShowInKitchen {
+		t.Fatalf("target %+v", target)
 	}
-	v1 := target["version"].(string)
-	if shared := e.must(http.StatusOK, http.MethodGet, itemPath(helsinki, menuLunch, itemSalmon), helsinki, nil); shared["canEdit"] != false || shared["sharedMenuCount"] != 1.0 {
-		t.Fatalf("shared %v", shared)
+	v1 := target.Version
+	if shared := e.inspect(menuLunch, itemSalmon); shared.CanEdit || shared.SharedMenuCount != 1 {
+		t.Fatalf("shared %+v", shared)
 	}
-	if pub := e.must(http.StatusOK, http.MethodGet, itemPath(helsinki, menuMain, itemCake), helsinki, nil); pub["canEdit"] != false || pub["sharedMenuCount"] != 0.0 {
-		t.Fatalf("published %v", pub)
+	if pub := e.inspect(menuMain, itemCake); pub.CanEdit || pub.SharedMenuCount != 0 {
+		t.Fatalf("published %+v", pub)
 	}
 	revision := func() string {
 		e.t.Helper()
@@ -249,28 +255,28 @@ func TestInspectAndEditDraftItem(t *testing.T) {
 	before := revision()
 
 	body := patchBody(30, v1, map[string]any{"name": "Chef's Autumn Special", "basePriceMinor": 1650, "description": "Ask the staff", "showInKitchen": false})
-	data := e.must(http.StatusOK, http.MethodPatch, itemPath(helsinki, menuDraft, itemSpecial), helsinki, body)
-	edited := data["item"].(map[string]any)
-	if data["previousVersion"] != v1 || data["version"] == v1 || edited["name"] != "Chef's Autumn Special" || edited["basePriceMinor"] != 1650.0 ||
-		edited["description"] != "Ask the staff" || edited["showInKitchen"] != false || edited["visible"] != true || data["menuId"] != menuDraft {
-		t.Fatalf("edit %v", data)
+	data := must[itemEdit](e, http.StatusOK, http.MethodPatch, itemPath(helsinki, menuDraft, itemSpecial), helsinki, body)
+	edited := data.Item
+	if data.PreviousVersion != v1 || data.Version == v1 || edited.Name != "Chef's Autumn Special" || edited.BasePriceMinor != 1650 ||
+		val(edited.Description) != "Ask the staff" || edited.ShowInKitchen || !edited.Visible || data.MenuID != menuDraft {
+		t.Fatalf("edit %+v", data)
 	}
-	v2 := data["version"].(string)
-	if again := e.must(http.StatusOK, http.MethodPatch, itemPath(helsinki, menuDraft, itemSpecial), helsinki, body); again["replayed"] != true || again["version"] != v2 {
-		t.Fatalf("replay %v", again)
+	v2 := data.Version
+	if again := must[itemEdit](e, http.StatusOK, http.MethodPatch, itemPath(helsinki, menuDraft, itemSpecial), helsinki, body); !again.Replayed || again.Version != v2 {
+		t.Fatalf("replay %+v", again)
 	}
-	if now := e.must(http.StatusOK, http.MethodGet, itemPath(helsinki, menuDraft, itemSpecial), helsinki, nil); now["version"] != v2 {
-		t.Fatalf("version after edit %v", now)
+	if now := e.inspect(menuDraft, itemSpecial); now.Version != v2 {
+		t.Fatalf("version after edit %+v", now)
 	}
 	if revision() == before {
 		t.Fatal("an item edit did not move its menu's revision")
 	}
 	// description may be cleared with null.
-	cleared := e.must(http.StatusOK, http.MethodPatch, itemPath(helsinki, menuDraft, itemSpecial), helsinki, patchBody(31, v2, map[string]any{"description": nil}))
-	if cleared["item"].(map[string]any)["description"] != nil || cleared["previousVersion"] != v2 {
-		t.Fatalf("cleared %v", cleared)
+	cleared := must[itemEdit](e, http.StatusOK, http.MethodPatch, itemPath(helsinki, menuDraft, itemSpecial), helsinki, patchBody(31, v2, map[string]any{"description": nil}))
+	if cleared.Item.Description != nil || cleared.PreviousVersion != v2 {
+		t.Fatalf("cleared %+v", cleared)
 	}
-	v3 := cleared["version"].(string)
+	v3 := cleared.Version
 
 	cases := []struct {
 		name   string
@@ -305,8 +311,8 @@ func TestInspectAndEditDraftItem(t *testing.T) {
 	e.use(t)
 	e.errorOf(http.StatusNotFound, http.MethodGet, itemPath(helsinki, menuDraft, itemCake), helsinki, nil)
 	e.errorOf(http.StatusNotFound, http.MethodGet, itemPath(helsinki, menuDraft, "x"), helsinki, nil)
-	if d := e.must(http.StatusOK, http.MethodGet, menus(helsinki), helsinki, nil); d["posMenuId"] != menuMain || d["onlineMenuId"] != menuMain {
-		t.Fatalf("editing published something: %v", d)
+	if d := e.listMenus(helsinki); val(d.PosMenuID) != menuMain || val(d.OnlineMenuID) != menuMain {
+		t.Fatalf("editing published something: %+v", d)
 	}
 }
 
@@ -336,7 +342,7 @@ func TestSetPosAndOnlineMenus(t *testing.T) {
 	if val(data.PreviousOnlineMenuID) != menuMain || !data.Menu.IsOnlineMenu {
 		t.Fatalf("set online %+v", data)
 	}
-	empty := e.write(http.StatusCreated, http.MethodPost, menus(helsinki), map[string]any{"name": "Empty", "idempotencyKey": key(53)}).Menu.MenuID
+	empty := e.write(http.StatusCreated, http.MethodPost, menus(helsinki), newMenu{Name: "Empty", IdempotencyKey: key(53)}).Menu.MenuID
 	// An empty menu may be the POS menu, never the online menu.
 	cases := []struct {
 		name   string
@@ -365,16 +371,16 @@ func TestSetPosAndOnlineMenus(t *testing.T) {
 		})
 	}
 	e.use(t)
-	if d := e.must(http.StatusOK, http.MethodPut, pos, helsinki, setBody(64, empty, 0, 0, "expectedCurrentPosMenuId", menuDraft)); d["previousPosMenuId"] != menuDraft {
-		t.Fatalf("empty pos %v", d)
+	if d := e.write(http.StatusOK, http.MethodPut, pos, setBody(64, empty, 0, 0, "expectedCurrentPosMenuId", menuDraft)); val(d.PreviousPosMenuID) != menuDraft {
+		t.Fatalf("empty pos %+v", d)
 	}
 	// Naming set A has no /menus/active (nor has its document).
 	e.Unchecked = true
 	e.errorOf(http.StatusNotFound, http.MethodPut, menus(helsinki)+"/active", helsinki, setBody(65, menuMain, 3, 4, "expectedCurrentPosMenuId", empty))
 	e.Unchecked = false
 	// A restaurant with no selection yet: null is the current menu.
-	if d := e.must(http.StatusOK, http.MethodPut, menus(other)+"/online", other, setBody(66, otherMenu, 1, 1, "expectedCurrentOnlineMenuId", nil)); d["previousOnlineMenuId"] != nil {
-		t.Fatalf("first online %v", d)
+	if d := must[menuWrite](e, http.StatusOK, http.MethodPut, menus(other)+"/online", other, setBody(66, otherMenu, 1, 1, "expectedCurrentOnlineMenuId", nil)); d.PreviousOnlineMenuID != nil {
+		t.Fatalf("first online %+v", d)
 	}
 }
 
@@ -385,10 +391,10 @@ func TestKeyInUpperCaseIsTheSameKey(t *testing.T) {
 	e := fixtureEnv(newEnv(t))
 	before := e.count("menus")
 	upper := "6E000000-0000-4000-8000-0000000000AB"
-	first := e.must(http.StatusCreated, http.MethodPost, menus(helsinki), helsinki, map[string]any{"name": "Winter", "idempotencyKey": upper})
-	again := e.must(http.StatusCreated, http.MethodPost, menus(helsinki), helsinki, map[string]any{"name": "Winter", "idempotencyKey": strings.ToLower(upper)})
-	if again["replayed"] != true || again["actionId"] != first["actionId"] || e.count("menus") != before+1 {
-		t.Fatalf("lower-case repeat of an upper-case key: %v (menus %d → %d)", again, before, e.count("menus"))
+	first := e.write(http.StatusCreated, http.MethodPost, menus(helsinki), newMenu{Name: "Winter", IdempotencyKey: upper})
+	again := e.write(http.StatusCreated, http.MethodPost, menus(helsinki), newMenu{Name: "Winter", IdempotencyKey: strings.ToLower(upper)})
+	if !again.Replayed || again.ActionID != first.ActionID || e.count("menus") != before+1 {
+		t.Fatalf("lower-case repeat of an upper-case key: %+v (menus %d → %d)", again, before, e.count("menus"))
 	}
 }
 
@@ -415,7 +421,7 @@ func TestTextThatIsNotUTF8WithoutNULIsRefused(t *testing.T) {
 func TestErrorsNameTheFieldAsWritten(t *testing.T) {
 	t.Parallel()
 	e := fixtureEnv(newEnv(t))
-	version := e.must(http.StatusOK, http.MethodGet, itemPath(helsinki, menuDraft, itemSpecial), helsinki, nil)["version"].(string)
+	version := e.inspect(menuDraft, itemSpecial).Version
 	for _, tc := range []struct{ method, path, body, want string }{
 		{http.MethodPost, menus(helsinki), `{"name":"X","idempotencyKey":"` + key(60) + `","confirmed":"yes"}`, "confirmed must be true or false."},
 		{http.MethodPost, menus(helsinki), `{"name":7,"idempotencyKey":"` + key(60) + `"}`, "name must be a string."},

@@ -67,10 +67,10 @@ func (e *env) do(method, path, tenant string, body any) (int, []byte) {
 	return e.Do(method, path, tenant, body, nil)
 }
 
-// must is a call expecting status, returning data.
-func (e *env) must(want int, method, path, tenant string, body any) map[string]any {
+// must is a call expecting status, returning data decoded as T.
+func must[T any](e *env, want int, method, path, tenant string, body any) T {
 	e.t.Helper()
-	return servicetest.Must[map[string]any](e.Client, want, method, path, tenant, body)
+	return servicetest.Must[T](e.Client, want, method, path, tenant, body)
 }
 
 // errorOf expects an error answer and returns its code and message.
@@ -109,9 +109,74 @@ type menuWrite struct {
 
 // menuList is the data of the menu list.
 type menuList struct {
+	RestaurantID string                  `json:"restaurantId"`
 	Menus        []contracts.MenuSummary `json:"menus"`
 	PosMenuID    *string                 `json:"posMenuId"`
 	OnlineMenuID *string                 `json:"onlineMenuId"`
+}
+
+// itemListing is the data of a menu's item listing.
+type itemListing struct {
+	RestaurantID string       `json:"restaurantId"`
+	MenuID       string       `json:"menuId"`
+	Currency     string       `json:"currency"`
+	Items        []listedItem `json:"items"`
+	Truncated    bool         `json:"truncated"`
+	NextAfter    *string      `json:"nextAfter"`
+}
+
+// listedItem is a row of the item listing. The document requires only its
+// ids, name and prices, so openPrice is a pointer: absent is not false.
+type listedItem struct {
+	CatalogItemID       string  `json:"catalogItemId"`
+	Name                string  `json:"name"`
+	Description         *string `json:"description"`
+	CategoryID          string  `json:"categoryId"`
+	CategoryName        string  `json:"categoryName"`
+	EffectivePriceMinor int64   `json:"effectivePriceMinor"`
+	BasePriceMinor      int64   `json:"basePriceMinor"`
+	PriceSource         string  `json:"priceSource"`
+	Availability        string  `json:"availability"`
+	ProductType         string  `json:"productType"`
+	OpenPrice           *bool   `json:"openPrice"`
+}
+
+// draftItem is a draft menu's item as inspection and edits show it.
+type draftItem struct {
+	CatalogItemID  string  `json:"catalogItemId"`
+	CategoryID     string  `json:"categoryId"`
+	Name           string  `json:"name"`
+	BasePriceMinor int64   `json:"basePriceMinor"`
+	Description    *string `json:"description"`
+	Visible        bool    `json:"visible"`
+	ShowInKitchen  bool    `json:"showInKitchen"`
+}
+
+// itemTarget is the data of an item's inspection.
+type itemTarget struct {
+	RestaurantID    string                `json:"restaurantId"`
+	Menu            contracts.MenuSummary `json:"menu"`
+	Item            draftItem             `json:"item"`
+	SharedMenuCount int                   `json:"sharedMenuCount"`
+	CanEdit         bool                  `json:"canEdit"`
+	Version         string                `json:"version"`
+}
+
+// itemEdit is the data of an item edit's answer.
+type itemEdit struct {
+	ActionID        string    `json:"actionId"`
+	RestaurantID    string    `json:"restaurantId"`
+	MenuID          string    `json:"menuId"`
+	Item            draftItem `json:"item"`
+	PreviousVersion string    `json:"previousVersion"`
+	Version         string    `json:"version"`
+	Replayed        bool      `json:"replayed"`
+}
+
+// newMenu is the body of a menu create.
+type newMenu struct {
+	Name           string `json:"name"`
+	IdempotencyKey string `json:"idempotencyKey"`
 }
 
 // write is a menu write expecting status want, decoded.
@@ -124,6 +189,18 @@ func (e *env) write(want int, method, path string, body any) menuWrite {
 func (e *env) listMenus(restaurant string) menuList {
 	e.t.Helper()
 	return servicetest.Must[menuList](e.Client, http.StatusOK, http.MethodGet, menus(restaurant), restaurant, nil)
+}
+
+// listItems reads a menu's items (path carries the query, if any).
+func (e *env) listItems(path string) itemListing {
+	e.t.Helper()
+	return must[itemListing](e, http.StatusOK, http.MethodGet, path, helsinki, nil)
+}
+
+// inspect reads an item of one of helsinki's menus.
+func (e *env) inspect(menu, item string) itemTarget {
+	e.t.Helper()
+	return must[itemTarget](e, http.StatusOK, http.MethodGet, itemPath(helsinki, menu, item), helsinki, nil)
 }
 
 // use makes t the test e reports to (a subtest's, a fuzz target's).
