@@ -1,13 +1,15 @@
 package api_test
 
 import (
-	"fmt"
+	"encoding/json"
 	"net/http"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"partnerapi.dev/pkg/servicetest"
 	"partnerapi.dev/services/accounting/internal/domain"
 )
 
@@ -30,15 +32,16 @@ func previewBody(action string, to any) map[string]any {
 	return b
 }
 
-func writeBody(preview map[string]any, key string) map[string]any {
-	in := preview["input"].(map[string]any)
+// writeBody is the apply or undo body repeating a preview: its input and
+// what it names, as a map so tests can change any field.
+func writeBody(pv preview, key string) map[string]any {
 	b := map[string]any{}
-	for k, v := range in {
-		b[k] = v
+	if err := json.Unmarshal(pv.Input, &b); err != nil {
+		panic(err)
 	}
-	b["expectedRevisionId"] = preview["expectedRevisionId"]
-	b["previewFingerprint"] = preview["previewFingerprint"]
-	b["expiresAt"] = preview["expiresAt"]
+	b["expectedRevisionId"] = pv.ExpectedRevisionID
+	b["previewFingerprint"] = pv.PreviewFingerprint
+	b["expiresAt"] = pv.ExpiresAt
 	b["confirmed"] = true
 	b["idempotencyKey"] = key
 	return b
@@ -59,114 +62,94 @@ func TestCorrectionCycle(t *testing.T) {
 	r := base(helsinki)
 
 	// workspace: the day's sources, a query narrows to one
-	status, body := e.get(r+"/payment-correction-workspace?scope=day&start_date=2026-07-01&end_date=2026-07-01", helsinki)
-	ws := data(t, body)
-	if status != 200 || len(ws["sources"].([]any)) != 4 || ws["canWrite"] != true || len(ws["methods"].([]any)) != len(domain.Methods) {
-		t.Fatalf("workspace: %d %v", status, ws)
+	ws := mustGet[workspace](e, r+"/payment-correction-workspace?scope=day&start_date=2026-07-01&end_date=2026-07-01", helsinki)
+	if len(ws.Sources) != 4 || !ws.CanWrite || len(ws.Methods) != len(domain.Methods) {
+		t.Fatalf("workspace: %+v", ws)
 	}
 	for q, want := range map[string]string{"rh-o-2": "order:o-2", "o-11": "tab:tab-1", "tab-1": "tab:tab-1"} {
-		_, body = e.get(r+"/payment-correction-workspace?scope=day&start_date=2026-07-01&end_date=2026-07-01&query="+q, helsinki)
-		srcs := data(t, body)["sources"].([]any)
-		if len(srcs) != 1 || srcs[0].(map[string]any)["sourceKey"] != want {
-			t.Errorf("query %s: %v", q, srcs)
+		srcs := mustGet[workspace](e, r+"/payment-correction-workspace?scope=day&start_date=2026-07-01&end_date=2026-07-01&query="+q, helsinki).Sources
+		if len(srcs) != 1 || srcs[0].SourceKey != want {
+			t.Errorf("query %s: %+v", q, srcs)
 		}
 	}
-	status, _ = e.get(r+"/payment-correction-workspace?scope=day&start_date=2026-07-21&end_date=2026-07-21", helsinki)
-	if status != 400 {
-		t.Fatalf("future workspace: %d", status)
+	if a := e.refusal(r+"/payment-correction-workspace?scope=day&start_date=2026-07-21&end_date=2026-07-21", helsinki, nil); a.Status != 400 {
+		t.Fatalf("future workspace: %d", a.Status)
 	}
 
 	// preview mutates nothing
-	status, body = e.post(r+"/payment-corrections/preview", helsinki, previewBody("correct", "cash"))
-	if status != 200 {
-		t.Fatalf("preview: %d %v", status, body)
-	}
-	pv := data(t, body)
-	before, after := pv["before"].(map[string]any), pv["after"].(map[string]any)
+	pv := mustPost[preview](e, r+"/payment-corrections/preview", helsinki, previewBody("correct", "cash"))
+	before, after := pv.Before, pv.After
 	checkArithmetic(t, before)
 	checkArithmetic(t, after)
-	if num(rowsByKey(after, "adjustedRows")["cash"]["grossMinor"]) != 1200+2480 || num(rowsByKey(after, "adjustedRows")["card"]["grossMinor"]) != 3900 {
-		t.Fatalf("after: %v", after["adjustedRows"])
+	if rowsByKey(after.AdjustedRows)["cash"].GrossMinor != 1200+2480 || rowsByKey(after.AdjustedRows)["card"].GrossMinor != 3900 {
+		t.Fatalf("after: %+v", after.AdjustedRows)
 	}
 	if ledgerRows(t, e) != 0 {
 		t.Fatal("preview wrote to the ledger")
 	}
-	if exp, _ := time.Parse(time.RFC3339, pv["expiresAt"].(string)); !exp.Equal(e.clock.now().Add(5 * time.Minute)) {
-		t.Fatalf("expiresAt %v", pv["expiresAt"])
+	if exp, _ := time.Parse(time.RFC3339, pv.ExpiresAt); !exp.Equal(e.clock.now().Add(5 * time.Minute)) {
+		t.Fatalf("expiresAt %v", pv.ExpiresAt)
 	}
 
 	// apply
 	key := "6f1c1f4e-1111-4a4a-8b8b-000000000001"
-	status, body = e.post(r+"/payment-corrections/apply", helsinki, writeBody(pv, key))
-	if status != 200 {
-		t.Fatalf("apply: %d %v", status, body)
-	}
-	res := data(t, body)
-	rep := res["report"].(map[string]any)
+	res := mustPost[result](e, r+"/payment-corrections/apply", helsinki, writeBody(pv, key))
+	rep := res.Report
 	checkArithmetic(t, rep)
-	if res["replayed"] != false || rep["status"] != "ready" || len(rep["appliedCorrectionIds"].([]any)) != 1 || len(rep["sources"].([]any)) != 1 {
-		t.Fatalf("apply result: %v", res)
+	if res.Replayed || rep.Status != "ready" || len(rep.AppliedCorrectionIDs) != 1 || len(rep.Sources) != 1 {
+		t.Fatalf("apply result: %+v", res)
 	}
-	if res["revisionId"] == pv["expectedRevisionId"] {
+	if res.RevisionID == pv.ExpectedRevisionID {
 		t.Fatal("revision did not move")
 	}
 	// the adjusted report equals the preview's after
-	if fmt.Sprint(rep["adjustedRows"]) != fmt.Sprint(after["adjustedRows"]) {
-		t.Fatalf("adjusted %v != preview %v", rep["adjustedRows"], after["adjustedRows"])
+	if !reflect.DeepEqual(rep.AdjustedRows, after.AdjustedRows) {
+		t.Fatalf("adjusted %+v != preview %+v", rep.AdjustedRows, after.AdjustedRows)
 	}
 
 	// replay: same answer, replayed, no second ledger row
-	status, body = e.post(r+"/payment-corrections/apply", helsinki, writeBody(pv, key))
-	again := data(t, body)
-	if status != 200 || again["replayed"] != true || again["batchId"] != res["batchId"] || again["revisionId"] != res["revisionId"] || ledgerRows(t, e) != 1 {
-		t.Fatalf("replay: %d %v rows %d", status, again, ledgerRows(t, e))
+	a := post[result](e, r+"/payment-corrections/apply", helsinki, writeBody(pv, key))
+	again := a.Data
+	if a.Status != 200 || !again.Replayed || again.BatchID != res.BatchID || again.RevisionID != res.RevisionID || ledgerRows(t, e) != 1 {
+		t.Fatalf("replay: %d %s rows %d", a.Status, a.Raw, ledgerRows(t, e))
 	}
 	// same key, other body
 	other := writeBody(pv, key)
 	other["reason"] = "something else"
-	if status, body = e.post(r+"/payment-corrections/apply", helsinki, other); status != 409 {
-		t.Fatalf("key reuse: %d %v", status, body)
+	if a := e.refusal(r+"/payment-corrections/apply", helsinki, other); a.Status != 409 {
+		t.Fatalf("key reuse: %d %s", a.Status, a.Raw)
 	}
 	// a second apply of the same preview with a new key: the revision moved
-	if status, _ = e.post(r+"/payment-corrections/apply", helsinki, writeBody(pv, "6f1c1f4e-1111-4a4a-8b8b-000000000002")); status != 409 {
-		t.Fatalf("stale revision: %d", status)
+	if a := e.refusal(r+"/payment-corrections/apply", helsinki, writeBody(pv, "6f1c1f4e-1111-4a4a-8b8b-000000000002")); a.Status != 409 {
+		t.Fatalf("stale revision: %d", a.Status)
 	}
 
 	// the month report shows the correction
-	_, body = e.get(reportPath(helsinki, "month", "2026-07-01", "2026-07-31"), helsinki)
-	month := data(t, body)
+	month := mustGet[report](e, reportPath(helsinki, "month", "2026-07-01", "2026-07-31"), helsinki)
 	checkArithmetic(t, month)
-	if len(month["corrections"].([]any)) != 1 || num(month["days"].([]any)[0].(map[string]any)["correctionCount"]) != 1 {
-		t.Fatalf("month corrections: %v", month["corrections"])
+	if len(month.Corrections) != 1 || month.Days[0].CorrectionCount != 1 {
+		t.Fatalf("month corrections: %+v", month.Corrections)
 	}
 
 	// correcting a corrected source again: undo first
-	if status, _ = e.post(r+"/payment-corrections/preview", helsinki, previewBody("correct", "online")); status != 409 {
-		t.Fatalf("second correct: %d", status)
+	if a := e.refusal(r+"/payment-corrections/preview", helsinki, previewBody("correct", "online")); a.Status != 409 {
+		t.Fatalf("second correct: %d", a.Status)
 	}
 
 	// undo
-	status, body = e.post(r+"/payment-corrections/preview", helsinki, previewBody("undo", nil))
-	if status != 200 {
-		t.Fatalf("undo preview: %d %v", status, body)
-	}
-	up := data(t, body)
-	status, body = e.post(r+"/payment-corrections/undo", helsinki, writeBody(up, "6f1c1f4e-1111-4a4a-8b8b-000000000003"))
-	if status != 200 {
-		t.Fatalf("undo: %d %v", status, body)
-	}
-	rep = data(t, body)["report"].(map[string]any)
+	up := mustPost[preview](e, r+"/payment-corrections/preview", helsinki, previewBody("undo", nil))
+	rep = mustPost[result](e, r+"/payment-corrections/undo", helsinki, writeBody(up, "6f1c1f4e-1111-4a4a-8b8b-000000000003")).Report
 	checkArithmetic(t, rep)
-	if num(rowsByKey(rep, "adjustedRows")["card"]["grossMinor"]) != 2480+900+3000 || len(rep["appliedCorrectionIds"].([]any)) != 0 || ledgerRows(t, e) != 2 {
-		t.Fatalf("undo report: %v", rep)
+	if rowsByKey(rep.AdjustedRows)["card"].GrossMinor != 2480+900+3000 || len(rep.AppliedCorrectionIDs) != 0 || ledgerRows(t, e) != 2 {
+		t.Fatalf("undo report: %+v", rep)
 	}
-	cs := rep["corrections"].([]any)
-	if len(cs) != 2 || cs[0].(map[string]any)["undoneByCorrectionId"] != cs[1].(map[string]any)["correctionId"] || cs[1].(map[string]any)["action"] != "undo" {
-		t.Fatalf("ledger: %v", cs)
+	cs := rep.Corrections
+	if len(cs) != 2 || cs[0].UndoneByCorrectionID == nil || *cs[0].UndoneByCorrectionID != cs[1].CorrectionID || cs[1].Action != "undo" {
+		t.Fatalf("ledger: %+v", cs)
 	}
 	// nothing left to undo
-	if status, _ = e.post(r+"/payment-corrections/preview", helsinki, previewBody("undo", nil)); status != 409 {
-		t.Fatalf("undo twice: %d", status)
+	if a := e.refusal(r+"/payment-corrections/preview", helsinki, previewBody("undo", nil)); a.Status != 409 {
+		t.Fatalf("undo twice: %d", a.Status)
 	}
 }
 
@@ -175,8 +158,7 @@ func TestCorrectionRejections(t *testing.T) {
 	e := newEnv(t)
 	correctionDay(e)
 	r := base(helsinki)
-	_, body := e.post(r+"/payment-corrections/preview", helsinki, previewBody("correct", "cash"))
-	pv := data(t, body)
+	pv := mustPost[preview](e, r+"/payment-corrections/preview", helsinki, previewBody("correct", "cash"))
 
 	for name, tc := range map[string]struct {
 		change func(map[string]any)
@@ -195,8 +177,8 @@ func TestCorrectionRejections(t *testing.T) {
 	} {
 		b := writeBody(pv, domain.NewID())
 		tc.change(b)
-		if status, body := e.post(r+"/payment-corrections/apply", helsinki, b); status != tc.status {
-			t.Errorf("%s: %d %v", name, status, body)
+		if a := e.refusal(r+"/payment-corrections/apply", helsinki, b); a.Status != tc.status {
+			t.Errorf("%s: %d %s", name, a.Status, a.Raw)
 		}
 	}
 	for name, b := range map[string]map[string]any{
@@ -216,8 +198,8 @@ func TestCorrectionRejections(t *testing.T) {
 			return b
 		}(),
 	} {
-		if status, body := e.post(r+"/payment-corrections/preview", helsinki, b); status != 400 {
-			t.Errorf("%s: %d %v", name, status, body)
+		if a := e.refusal(r+"/payment-corrections/preview", helsinki, b); a.Status != 400 {
+			t.Errorf("%s: %d %s", name, a.Status, a.Raw)
 		}
 	}
 	if ledgerRows(t, e) != 0 {
@@ -233,8 +215,8 @@ func TestCorrectionRejections(t *testing.T) {
 	// the source changes after the preview: fingerprint mismatch
 	e.clock.add(-5 * time.Minute)
 	e.ingest(source(helsinki, "o-1", "card", 2490, hel(2026, 7, 1, 12, 0)))
-	if status, _ := e.post(r+"/payment-corrections/apply", helsinki, writeBody(pv, domain.NewID())); status != 409 {
-		t.Fatalf("changed source: %d", status)
+	if a := e.refusal(r+"/payment-corrections/apply", helsinki, writeBody(pv, domain.NewID())); a.Status != 409 {
+		t.Fatalf("changed source: %d", a.Status)
 	}
 }
 
@@ -243,13 +225,12 @@ func TestConcurrentAppliesOfOnePreview(t *testing.T) {
 	e := newEnv(t)
 	correctionDay(e)
 	r := base(helsinki)
-	_, body := e.post(r+"/payment-corrections/preview", helsinki, previewBody("correct", "cash"))
-	pv := data(t, body)
+	pv := mustPost[preview](e, r+"/payment-corrections/preview", helsinki, previewBody("correct", "cash"))
 	statuses := make([]int, 8)
 	var wg sync.WaitGroup
 	for i := range statuses {
 		wg.Go(func() {
-			statuses[i], _ = e.post(r+"/payment-corrections/apply", helsinki, writeBody(pv, domain.NewID()))
+			statuses[i] = post[json.RawMessage](e, r+"/payment-corrections/apply", helsinki, writeBody(pv, domain.NewID())).Status
 		})
 	}
 	wg.Wait()
@@ -273,36 +254,32 @@ func TestSourceChangedAfterCorrectionBlocksTheDay(t *testing.T) {
 	e := newEnv(t)
 	correctionDay(e)
 	r := base(helsinki)
-	_, body := e.post(r+"/payment-corrections/preview", helsinki, previewBody("correct", "cash"))
-	pv := data(t, body)
-	if status, body := e.post(r+"/payment-corrections/apply", helsinki, writeBody(pv, domain.NewID())); status != 200 {
-		t.Fatalf("apply: %d %v", status, body)
-	}
+	pv := mustPost[preview](e, r+"/payment-corrections/preview", helsinki, previewBody("correct", "cash"))
+	mustPost[result](e, r+"/payment-corrections/apply", helsinki, writeBody(pv, domain.NewID()))
 	// the same source arrives again unchanged: nothing moves
 	correctionDay(e)
-	_, body = e.get(reportPath(helsinki, "day", "2026-07-01", "2026-07-01"), helsinki)
-	if rep := data(t, body); rep["status"] != "ready" {
-		t.Fatalf("unchanged re-ingest: %v", rep["status"])
+	rep := mustGet[report](e, reportPath(helsinki, "day", "2026-07-01", "2026-07-01"), helsinki)
+	if rep.Status != "ready" {
+		t.Fatalf("unchanged re-ingest: %v", rep.Status)
 	}
-	fp := data(t, body)["currentSourceFingerprint"]
+	fp := rep.CurrentSourceFingerprint
 	// then with other content
 	e.ingest(source(helsinki, "o-1", "card", 2500, hel(2026, 7, 1, 12, 0)))
-	_, body = e.get(reportPath(helsinki, "day", "2026-07-01", "2026-07-01"), helsinki)
-	rep := data(t, body)
+	rep = mustGet[report](e, reportPath(helsinki, "day", "2026-07-01", "2026-07-01"), helsinki)
 	checkArithmetic(t, rep)
-	if rep["status"] != "blocked_stale" || rep["adjustedRows"] != nil || strings.Join(warningCodes(rep), ",") != "source_changed_after_correction" {
-		t.Fatalf("changed: %v %v", rep["status"], rep["warnings"])
+	if rep.Status != "blocked_stale" || rep.AdjustedRows != nil || strings.Join(warningCodes(rep), ",") != "source_changed_after_correction" {
+		t.Fatalf("changed: %v %+v", rep.Status, rep.Warnings)
 	}
-	if w := rep["warnings"].([]any)[0].(map[string]any); w["correctionId"] != rep["appliedCorrectionIds"].([]any)[0] {
-		t.Fatalf("warning %v", w)
+	if w := rep.Warnings[0]; w.CorrectionID == nil || *w.CorrectionID != rep.AppliedCorrectionIDs[0] {
+		t.Fatalf("warning %+v", w)
 	}
-	if rep["currentSourceFingerprint"] == fp {
+	if reflect.DeepEqual(rep.CurrentSourceFingerprint, fp) {
 		t.Fatal("source fingerprint did not change")
 	}
 	// undo clears the block
-	_, body = e.post(r+"/payment-corrections/preview", helsinki, previewBody("undo", nil))
-	if status, body := e.post(r+"/payment-corrections/undo", helsinki, writeBody(data(t, body), domain.NewID())); status != 200 || data(t, body)["report"].(map[string]any)["status"] != "ready" {
-		t.Fatalf("undo: %d %v", status, body)
+	up := mustPost[preview](e, r+"/payment-corrections/preview", helsinki, previewBody("undo", nil))
+	if a := post[result](e, r+"/payment-corrections/undo", helsinki, writeBody(up, domain.NewID())); a.Status != 200 || a.Data.Report.Status != "ready" {
+		t.Fatalf("undo: %d %s", a.Status, a.Raw)
 	}
 }
 
@@ -311,8 +288,8 @@ func TestLedgerIsAppendOnly(t *testing.T) {
 	e := newEnv(t)
 	correctionDay(e)
 	r := base(helsinki)
-	_, body := e.post(r+"/payment-corrections/preview", helsinki, previewBody("correct", "cash"))
-	if status, _ := e.post(r+"/payment-corrections/apply", helsinki, writeBody(data(t, body), domain.NewID())); status != 200 {
+	pv := mustPost[preview](e, r+"/payment-corrections/preview", helsinki, previewBody("correct", "cash"))
+	if a := post[json.RawMessage](e, r+"/payment-corrections/apply", helsinki, writeBody(pv, domain.NewID())); a.Status != 200 {
 		t.Fatal("apply")
 	}
 	for _, stmt := range []string{
@@ -334,8 +311,7 @@ func TestDatabaseDown(t *testing.T) {
 	e := newEnv(t)
 	correctionDay(e)
 	r := base(helsinki)
-	_, body := e.post(r+"/payment-corrections/preview", helsinki, previewBody("correct", "cash"))
-	pv := data(t, body)
+	pv := mustPost[preview](e, r+"/payment-corrections/preview", helsinki, previewBody("correct", "cash"))
 	// Refuse new connections to the test database and end the open ones.
 	name := e.url[strings.LastIndex(e.url, "/")+1:]
 	name = name[:strings.IndexByte(name+"?", '?')]
@@ -381,11 +357,11 @@ func TestWriteBoundsAndIsolation(t *testing.T) {
 		t.Fatalf("big body: %d %s", a.Status, a.Raw)
 	}
 	// another restaurant's context cannot reach this restaurant's sources
-	if status, _ := e.post(base(other)+"/payment-corrections/preview", other, previewBody("correct", "cash")); status != http.StatusNotFound {
-		t.Fatalf("other restaurant's source: %d", status)
+	if a := e.refusal(base(other)+"/payment-corrections/preview", other, previewBody("correct", "cash")); a.Status != http.StatusNotFound {
+		t.Fatalf("other restaurant's source: %d", a.Status)
 	}
-	if status, _ := e.post(r+"/payment-corrections/preview", other, previewBody("correct", "cash")); status != http.StatusNotFound {
-		t.Fatalf("path outside the context: %d", status)
+	if a := e.refusal(r+"/payment-corrections/preview", other, previewBody("correct", "cash")); a.Status != http.StatusNotFound {
+		t.Fatalf("path outside the context: %d", a.Status)
 	}
 	// the workspace takes the report's month rule and the 31-date window
 	for _, q := range []string{
@@ -394,8 +370,8 @@ func TestWriteBoundsAndIsolation(t *testing.T) {
 		"scope=month&start_date=2026-07-01&end_date=2026-07-10&query=",
 		"scope=month&start_date=2026-07-01&end_date=2026-07-10&query=" + strings.Repeat("q", 256),
 	} {
-		if status, body := e.get(r+"/payment-correction-workspace?"+q, helsinki); status != http.StatusBadRequest {
-			t.Errorf("%s: %d %v", q, status, body)
+		if a := e.refusal(r+"/payment-correction-workspace?"+q, helsinki, nil); a.Status != http.StatusBadRequest {
+			t.Errorf("%s: %d %s", q, a.Status, a.Raw)
 		}
 	}
 }
@@ -409,7 +385,7 @@ func TestBodyErrorsNameTheField(t *testing.T) {
 	e := newEnv(t)
 	correctionDay(e)
 	r := base(helsinki)
-	preview := func(field, raw string) string {
+	previewMessage := func(field, raw string) string {
 		b := previewBody("correct", "cash")
 		delete(b, field)
 		body := strings.Replace(string(mustJSON(t, b)), "{", `{"`+field+`":`+raw+`,`, 1)
@@ -417,7 +393,7 @@ func TestBodyErrorsNameTheField(t *testing.T) {
 		if status != http.StatusBadRequest {
 			t.Fatalf("%s=%s: %d %s", field, raw, status, out)
 		}
-		return decode(t, out)["message"].(string)
+		return servicetest.Decode[json.RawMessage](t, status, out).Message
 	}
 	for _, tc := range []struct{ field, raw, want string }{
 		{"businessDate", `"15.11.2026"`, "businessDate must be a YYYY-MM-DD date."},
@@ -428,12 +404,11 @@ func TestBodyErrorsNameTheField(t *testing.T) {
 		{"reason", `"Paid\u0000"`, "reason is not valid text: send UTF-8 without NUL characters."},
 		{"reason", "\"Paid \xff\"", "reason is not valid text: send UTF-8 without NUL characters."},
 	} {
-		if got := preview(tc.field, tc.raw); got != tc.want {
+		if got := previewMessage(tc.field, tc.raw); got != tc.want {
 			t.Errorf("%s=%s: %q, want %q", tc.field, tc.raw, got, tc.want)
 		}
 	}
-	_, p := e.post(r+"/payment-corrections/preview", helsinki, previewBody("correct", "cash"))
-	apply := writeBody(data(t, p), "6e000000-0000-4000-8000-000000000001")
+	apply := writeBody(mustPost[preview](e, r+"/payment-corrections/preview", helsinki, previewBody("correct", "cash")), "6e000000-0000-4000-8000-000000000001")
 	for field, tc := range map[string]struct {
 		value any
 		want  string
@@ -446,9 +421,8 @@ func TestBodyErrorsNameTheField(t *testing.T) {
 			b[k] = v
 		}
 		b[field] = tc.value
-		status, out := e.post(r+"/payment-corrections/apply", helsinki, b)
-		if status != http.StatusBadRequest || out["message"] != tc.want {
-			t.Errorf("%s: %d %v, want %q", field, status, out, tc.want)
+		if a := e.refusal(r+"/payment-corrections/apply", helsinki, b); a.Status != http.StatusBadRequest || a.Message != tc.want {
+			t.Errorf("%s: %d %s, want %q", field, a.Status, a.Raw, tc.want)
 		}
 	}
 }

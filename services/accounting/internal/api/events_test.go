@@ -8,7 +8,7 @@ import (
 
 type event struct {
 	Type, RestaurantID string
-	Data               map[string]any
+	Data               json.RawMessage
 }
 
 // takeEvents returns the events recorded since the last call in their
@@ -24,10 +24,10 @@ SELECT type, restaurant_id, data FROM d ORDER BY pos`).Scan(&rows).Error; err !=
 	}
 	out := make([]event, len(rows))
 	for i, r := range rows {
-		out[i] = event{Type: r.Type, RestaurantID: r.RestaurantID}
-		if err := json.Unmarshal([]byte(r.Data), &out[i].Data); err != nil {
-			e.t.Fatal(err)
+		if !json.Valid([]byte(r.Data)) {
+			e.t.Fatalf("event data is not JSON: %s", r.Data)
 		}
+		out[i] = event{Type: r.Type, RestaurantID: r.RestaurantID, Data: json.RawMessage(r.Data)}
 	}
 	return out
 }
@@ -62,10 +62,11 @@ func TestWritesRecordEvents(t *testing.T) {
 
 	e.ingest(refund(helsinki, "rf-1", "refund", "o-1", 500, hel(2026, 7, 2, 12, 0)))
 	got := e.wantEvents("new refund", "refund_event.recorded")
-	_, body := e.get(base(helsinki)+"/refunds?start_date=2026-07-01&end_date=2026-07-31", helsinki)
-	page := data(t, body)["events"].([]any)
-	if len(page) != 1 || !reflect.DeepEqual(page[0], got[0].Data) {
-		t.Fatalf("event data %v, refunds page shows %v", got[0].Data, page)
+	page := mustGet[struct {
+		Events []json.RawMessage `json:"events"`
+	}](e, base(helsinki)+"/refunds?start_date=2026-07-01&end_date=2026-07-31", helsinki).Events
+	if len(page) != 1 || !reflect.DeepEqual(payload[refundEvent](t, page[0]), payload[refundEvent](t, got[0].Data)) {
+		t.Fatalf("event data %s, refunds page shows %s", got[0].Data, page)
 	}
 	e.ingest(refund(helsinki, "rf-1", "refund", "o-1", 500, hel(2026, 7, 2, 12, 0)))
 	e.wantEvents("same refund again")
@@ -77,27 +78,25 @@ func TestWritesRecordEvents(t *testing.T) {
 	e.wantEvents("rejected batch")
 
 	r := base(helsinki)
-	_, body = e.post(r+"/payment-corrections/preview", helsinki, previewBody("correct", "cash"))
-	pv := data(t, body)
+	pv := mustPost[preview](e, r+"/payment-corrections/preview", helsinki, previewBody("correct", "cash"))
 	key := "6f1c1f4e-1111-4a4a-8b8b-000000000001"
-	_, body = e.post(r+"/payment-corrections/apply", helsinki, writeBody(pv, key))
-	res := data(t, body)
+	res := mustPost[result](e, r+"/payment-corrections/apply", helsinki, writeBody(pv, key))
 	got = e.wantEvents("apply", "payment_correction.applied")
-	want := map[string]any{"restaurantId": helsinki, "batchId": res["batchId"], "revisionId": res["revisionId"],
-		"businessDate": "2026-07-01", "sourceKind": "order", "sourceRecordId": "o-1"}
-	if !reflect.DeepEqual(got[0].Data, want) {
-		t.Fatalf("apply event %v, want %v", got[0].Data, want)
+	want := correctionEvent{RestaurantID: helsinki, BatchID: res.BatchID, RevisionID: res.RevisionID,
+		BusinessDate: "2026-07-01", SourceKind: "order", SourceRecordID: "o-1"}
+	if ev := payload[correctionEvent](t, got[0].Data); ev != want {
+		t.Fatalf("apply event %+v, want %+v", ev, want)
 	}
-	e.post(r+"/payment-corrections/apply", helsinki, writeBody(pv, key))
+	post[json.RawMessage](e, r+"/payment-corrections/apply", helsinki, writeBody(pv, key))
 	e.wantEvents("replay")
-	if status, _ := e.post(r+"/payment-corrections/apply", helsinki, writeBody(pv, "6f1c1f4e-1111-4a4a-8b8b-000000000002")); status != 409 {
-		t.Fatalf("stale apply: %d", status)
+	if a := e.refusal(r+"/payment-corrections/apply", helsinki, writeBody(pv, "6f1c1f4e-1111-4a4a-8b8b-000000000002")); a.Status != 409 {
+		t.Fatalf("stale apply: %d", a.Status)
 	}
 	e.wantEvents("stale apply")
-	_, body = e.post(r+"/payment-corrections/preview", helsinki, previewBody("undo", nil))
-	_, body = e.post(r+"/payment-corrections/undo", helsinki, writeBody(data(t, body), "6f1c1f4e-1111-4a4a-8b8b-000000000003"))
+	up := mustPost[preview](e, r+"/payment-corrections/preview", helsinki, previewBody("undo", nil))
+	undone := mustPost[result](e, r+"/payment-corrections/undo", helsinki, writeBody(up, "6f1c1f4e-1111-4a4a-8b8b-000000000003"))
 	got = e.wantEvents("undo", "payment_correction.undone")
-	if got[0].Data["batchId"] != data(t, body)["batchId"] {
-		t.Fatalf("undo event %v", got[0].Data)
+	if ev := payload[correctionEvent](t, got[0].Data); ev.BatchID != undone.BatchID {
+		t.Fatalf("undo event %s", got[0].Data)
 	}
 }

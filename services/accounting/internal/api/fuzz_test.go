@@ -37,8 +37,7 @@ func mustJSON(t testing.TB, v any) []byte {
 func correctionWrites(e *env) []servicetest.Write {
 	correctionDay(e)
 	r := base(helsinki)
-	_, preview := e.post(r+"/payment-corrections/preview", helsinki, previewBody("correct", "cash"))
-	apply := writeBody(data(e.t, preview), "{KEY}")
+	apply := writeBody(mustPost[preview](e, r+"/payment-corrections/preview", helsinki, previewBody("correct", "cash")), "{KEY}")
 	// An undo names no method: the body of the apply, as an undo.
 	undo := maps.Clone(apply)
 	undo["action"] = "undo"

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"testing"
+
+	"partnerapi.dev/pkg/servicetest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -88,10 +90,10 @@ func TestWorkedExample(t *testing.T) {
 	golden(t, s, "2-workspace", get(r+"/payment-correction-workspace?scope=day&start_date=2026-07-01&end_date=2026-07-01&query=rh-o-1"))
 	raw := post(r+"/payment-corrections/preview", previewBody("correct", "cash"))
 	golden(t, s, "3-preview", raw)
-	pv := data(t, decode(t, raw))
+	pv := servicetest.Decode[preview](t, 200, raw).Data
 	golden(t, s, "4-apply", post(r+"/payment-corrections/apply", writeBody(pv, "6f1c1f4e-1111-4a4a-8b8b-0000000000a1")))
 	golden(t, s, "5-report", get(reportPath(helsinki, "day", "2026-07-01", "2026-07-01")))
 	raw = post(r+"/payment-corrections/preview", previewBody("undo", nil))
-	golden(t, s, "6-undo", post(r+"/payment-corrections/undo", writeBody(data(t, decode(t, raw)), "6f1c1f4e-1111-4a4a-8b8b-0000000000a2")))
+	golden(t, s, "6-undo", post(r+"/payment-corrections/undo", writeBody(servicetest.Decode[preview](t, 200, raw).Data, "6f1c1f4e-1111-4a4a-8b8b-0000000000a2")))
 	golden(t, s, "7-summary", get(r+"/accounting-summary?scope=day&start_date=2026-07-01&end_date=2026-07-01"))
 }

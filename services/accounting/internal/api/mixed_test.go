@@ -30,35 +30,6 @@ const (
 
 var accountingKinds = []string{acPreview, acApply, acApply, acUndo, acUndo, acApply2, acIngest, acIngest, acReport, acReport}
 
-// The wire shapes the checks read.
-type (
-	mixedReport struct {
-		Status        string `json:"status"`
-		RawTotalMinor int64  `json:"rawTotalMinor"`
-		Corrections   []struct {
-			CorrectionID string `json:"correctionId"`
-			RevisionID   string `json:"revisionId"`
-		} `json:"corrections"`
-		Sources []struct {
-			SourceRecordID string `json:"sourceRecordId"`
-			GrossMinor     int64  `json:"grossMinor"`
-		} `json:"sources"`
-		Warnings []struct {
-			Code string `json:"code"`
-		} `json:"warnings"`
-	}
-	mixedPreview struct {
-		ExpectedRevisionID string      `json:"expectedRevisionId"`
-		Before             mixedReport `json:"before"`
-		After              mixedReport `json:"after"`
-	}
-	mixedResult struct {
-		BatchID    string      `json:"batchId"`
-		RevisionID string      `json:"revisionId"`
-		Report     mixedReport `json:"report"`
-	}
-)
-
 type accountingOp struct {
 	kind   string
 	delay  time.Duration
@@ -68,7 +39,7 @@ type accountingOp struct {
 	status int
 	body   []byte
 
-	preview  *mixedPreview // what a write was sent from
+	preview  *preview // what a write was sent from
 	previewd []byte
 }
 
@@ -134,7 +105,7 @@ func TestMixedCorrectionWrites(t *testing.T) {
 }
 
 // mixedPreview previews what op would write; nil when the preview is refused.
-func (e *env) mixedPreview(date bizdate.Date, op *accountingOp, s1, s2 string) (*mixedPreview, []byte) {
+func (e *env) mixedPreview(date bizdate.Date, op *accountingOp, s1, s2 string) (*preview, []byte) {
 	body := map[string]any{"businessDate": date.String(), "sourceKind": "order", "sourceRecordId": s1, "reason": "Keyed wrong"}
 	switch op.kind {
 	case acUndo:
@@ -149,7 +120,7 @@ func (e *env) mixedPreview(date bizdate.Date, op *accountingOp, s1, s2 string) (
 	if status != http.StatusOK {
 		return nil, out
 	}
-	var p struct{ Data mixedPreview }
+	var p struct{ Data preview }
 	if err := json.Unmarshal(out, &p); err != nil {
 		e.t.Errorf("preview: %v: %s", err, out)
 		return nil, out
@@ -176,13 +147,11 @@ func (e *env) runAccountingOp(date bizdate.Date, op *accountingOp, s1, s2 string
 		}
 		return
 	}
-	var pv map[string]any
-	_ = json.Unmarshal(op.previewd, &pv)
 	path := "/payment-corrections/apply"
 	if op.kind == acUndo {
 		path = "/payment-corrections/undo"
 	}
-	raw, _ := json.Marshal(writeBody(pv["data"].(map[string]any), domain.NewID()))
+	raw, _ := json.Marshal(writeBody(*op.preview, domain.NewID()))
 	op.status, op.body = e.do(http.MethodPost, base(helsinki)+path, helsinki, strings.NewReader(string(raw)), nil)
 }
 
@@ -197,7 +166,7 @@ func checkAccountingRound(t *testing.T, e *env, seed uint64, round int, date biz
 	// total is s2 and one of s1's grosses, the s1 it shows is that same
 	// one, its latest correction is revision rev (when given) and its
 	// totals add up.
-	consistent := func(what string, r mixedReport, rev string) {
+	consistent := func(what string, r report, rev string) {
 		s1Gross := r.RawTotalMinor - 1000
 		if !slices.Contains(grosses, s1Gross) {
 			fail("%s: raw total %d is no state of the day (s1 was one of %v, s2 1000)", what, r.RawTotalMinor, grosses)
@@ -240,13 +209,13 @@ func checkAccountingRound(t *testing.T, e *env, seed uint64, round int, date biz
 		}
 		switch op.kind {
 		case acReport:
-			var r struct{ Data mixedReport }
+			var r struct{ Data report }
 			if err := json.Unmarshal(op.body, &r); err != nil {
 				fail("%v: %v", op, err)
 			}
 			consistent("a report read", r.Data, "")
 		case acApply, acApply2, acUndo:
-			var r struct{ Data mixedResult }
+			var r struct{ Data result }
 			if err := json.Unmarshal(op.body, &r); err != nil {
 				fail("%v: %v", op, err)
 				continue
@@ -297,7 +266,9 @@ func checkAccountingRound(t *testing.T, e *env, seed uint64, round int, date biz
 	}
 	got := map[string]int{}
 	for _, ev := range events {
-		b, _ := ev.Data["batchId"].(string)
+		var ce correctionEvent
+		_ = json.Unmarshal(ev.Data, &ce)
+		b := ce.BatchID
 		if batches[b] != ev.Type {
 			fail("event %s of batch %s: no successful write of that kind answered it", ev.Type, b)
 		}
@@ -318,8 +289,7 @@ func checkAccountingRound(t *testing.T, e *env, seed uint64, round int, date biz
    AND NOT EXISTS (SELECT 1 FROM correction_ledger u WHERE u.undoes_correction_id = c.correction_id))`, helsinki, date.String()).Scan(&stale).Error; err != nil {
 		t.Fatal(err)
 	}
-	_, body := e.get(reportPath(helsinki, "day", date.String(), date.String()), helsinki)
-	if status := data(t, body)["status"]; (status == domain.StatusBlockedStale) != stale {
+	if status := mustGet[report](e, reportPath(helsinki, "day", date.String(), date.String()), helsinki).Status; (status == domain.StatusBlockedStale) != stale {
 		fail("the day's report is %v, but a corrected payment changed after its correction: %v", status, stale)
 	}
 
@@ -353,8 +323,7 @@ func TestConcurrentIngestionsMovingOnePayment(t *testing.T) {
 		counted := 0
 		for _, d := range days {
 			date := fmt.Sprintf("2026-07-%02d", d)
-			_, body := e.get(reportPath(helsinki, "day", date, date), helsinki)
-			counted += int(num(data(t, body)["rawTotalMinor"]))
+			counted += int(mustGet[report](e, reportPath(helsinki, "day", date, date), helsinki).RawTotalMinor)
 		}
 		if counted != 100*(round+1) {
 			t.Fatalf("round %d: the days' raw totals count %d of the %d the payments hold", round, counted, 100*(round+1))

@@ -4,15 +4,15 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"reflect"
 	"strings"
 	"testing"
 )
 
-func refundIDs(t *testing.T, page map[string]any) []string {
-	t.Helper()
+func refundIDs(page refundPage) []string {
 	var out []string
-	for _, e := range page["events"].([]any) {
-		out = append(out, e.(map[string]any)["refundId"].(string))
+	for _, e := range page.Events {
+		out = append(out, e.RefundID)
 	}
 	return out
 }
@@ -31,29 +31,27 @@ func TestRefundEvents(t *testing.T) {
 		refund(other, "r-other", "refund", "x", 10, hel(2026, 7, 1, 12, 0)),
 	)
 	r := base(helsinki)
-	status, body := e.get(r+"/refunds?start_date=2026-07-01&end_date=2026-07-31", helsinki)
-	page := data(t, body)
-	if status != 200 || strings.Join(refundIDs(t, page), ",") != "r-july,r-orphan,r-pending,r-extra" {
-		t.Fatalf("july: %d %v", status, refundIDs(t, page))
+	page := mustGet[refundPage](e, r+"/refunds?start_date=2026-07-01&end_date=2026-07-31", helsinki)
+	if strings.Join(refundIDs(page), ",") != "r-july,r-orphan,r-pending,r-extra" {
+		t.Fatalf("july: %v", refundIDs(page))
 	}
-	if page["legacyTiming"] != true || page["incompleteEvidence"] != true || page["nextCursor"] != nil || page["truncated"] != false || page["policy"] != "refund-event-date/v1" {
-		t.Fatalf("flags: %v", page)
+	if !page.LegacyTiming || !page.IncompleteEvidence || page.NextCursor != nil || page.Truncated || page.Policy != "refund-event-date/v1" {
+		t.Fatalf("flags: %+v", page)
 	}
-	ev := page["events"].([]any)
-	july := ev[0].(map[string]any)
-	if july["orderId"] != "june-sale" || july["originalBusinessDate"] != "2026-06-30" || num(july["amountMinor"]) != 2000 || num(july["accountingImpact"].(map[string]any)["grossMinor"]) != -2000 {
-		t.Fatalf("july event: %v", july)
+	ev := page.Events
+	july := ev[0]
+	if deref(july.OrderID) != "june-sale" || deref(july.OriginalBusinessDate) != "2026-06-30" || july.AmountMinor != 2000 ||
+		july.AccountingImpact == nil || july.AccountingImpact.GrossMinor != -2000 {
+		t.Fatalf("july event: %+v", july)
 	}
-	if ev[1].(map[string]any)["orderId"] != nil || ev[1].(map[string]any)["accountingImpact"] != nil || ev[2].(map[string]any)["accountingImpact"] != nil {
-		t.Fatalf("orphan or non-sale: %v", ev)
+	if ev[1].OrderID != nil || ev[1].AccountingImpact != nil || ev[2].AccountingImpact != nil {
+		t.Fatalf("orphan or non-sale: %+v", ev)
 	}
-	_, body = e.get(r+"/refunds?start_date=2026-06-01&end_date=2026-06-30", helsinki)
-	if got := strings.Join(refundIDs(t, data(t, body)), ","); got != "r-june" {
+	if got := strings.Join(refundIDs(mustGet[refundPage](e, r+"/refunds?start_date=2026-06-01&end_date=2026-06-30", helsinki)), ","); got != "r-june" {
 		t.Fatalf("june: %s", got)
 	}
 	// order filter: only that order's events, never the orphan
-	_, body = e.get(r+"/refunds?start_date=2026-06-01&end_date=2026-07-01&order_id=june-sale", helsinki)
-	if got := strings.Join(refundIDs(t, data(t, body)), ","); got != "r-june,r-july" {
+	if got := strings.Join(refundIDs(mustGet[refundPage](e, r+"/refunds?start_date=2026-06-01&end_date=2026-07-01&order_id=june-sale", helsinki)), ","); got != "r-june,r-july" {
 		t.Fatalf("order filter: %s", got)
 	}
 
@@ -66,23 +64,18 @@ func TestRefundEvents(t *testing.T) {
 		if cursor != "" {
 			q += "&cursor=" + url.QueryEscape(cursor)
 		}
-		status, body := e.get(q, helsinki)
-		if status != 200 {
-			t.Fatalf("page %d: %d %v", i, status, body)
-		}
-		page := data(t, body)
-		ids = append(ids, refundIDs(t, page)...)
-		flags = append(flags, page["legacyTiming"].(bool))
-		if page["nextCursor"] == nil {
+		page := mustGet[refundPage](e, q, helsinki)
+		ids = append(ids, refundIDs(page)...)
+		flags = append(flags, page.LegacyTiming)
+		if page.NextCursor == nil {
 			break
 		}
-		cursor = page["nextCursor"].(string)
+		cursor = *page.NextCursor
 	}
 	if strings.Join(ids, ",") != "r-july,r-orphan,r-pending,r-extra" || fmt.Sprint(flags) != "[false false false true]" {
 		t.Fatalf("paged: %v %v", ids, flags)
 	}
-	_, body = e.get(r+"/refunds?start_date=2026-07-01&end_date=2026-07-31&limit=1", helsinki)
-	next := data(t, body)["nextCursor"].(string)
+	next := *mustGet[refundPage](e, r+"/refunds?start_date=2026-07-01&end_date=2026-07-31&limit=1", helsinki).NextCursor
 	for name, q := range map[string]string{
 		"other filters": "start_date=2026-07-01&end_date=2026-07-30&cursor=" + url.QueryEscape(next),
 		"tampered":      "start_date=2026-07-01&end_date=2026-07-31&cursor=" + url.QueryEscape(next[:len(next)-2]+"xx"),
@@ -92,13 +85,13 @@ func TestRefundEvents(t *testing.T) {
 		"no dates":      "limit=5",
 		"empty order":   "start_date=2026-07-01&end_date=2026-07-31&order_id=",
 	} {
-		if status, body := e.get(r+"/refunds?"+q, helsinki); status != http.StatusBadRequest {
-			t.Errorf("%s: %d %v", name, status, body)
+		if a := e.refusal(r+"/refunds?"+q, helsinki, nil); a.Status != http.StatusBadRequest {
+			t.Errorf("%s: %d %s", name, a.Status, a.Raw)
 		}
 	}
 	// the limit is not part of the binding: the same filters with another page size continue
-	if status, _ := e.get(r+"/refunds?start_date=2026-07-01&end_date=2026-07-31&limit=2&cursor="+url.QueryEscape(next), helsinki); status != 200 {
-		t.Fatalf("other limit: %d", status)
+	if a := get[refundPage](e, r+"/refunds?start_date=2026-07-01&end_date=2026-07-31&limit=2&cursor="+url.QueryEscape(next), helsinki); a.Status != 200 {
+		t.Fatalf("other limit: %d", a.Status)
 	}
 }
 
@@ -111,8 +104,7 @@ func TestIngestion(t *testing.T) {
 	if status != 400 || !strings.Contains(string(raw), "line 2") || !strings.Contains(string(raw), "grossByRateMinor") {
 		t.Fatalf("bad line: %d %s", status, raw)
 	}
-	_, body := e.get(reportPath(helsinki, "day", "2026-06-01", "2026-06-01"), helsinki)
-	if num(data(t, body)["rawTotalMinor"]) != 0 {
+	if mustGet[report](e, reportPath(helsinki, "day", "2026-06-01", "2026-06-01"), helsinki).RawTotalMinor != 0 {
 		t.Fatal("a batch with a bad line stored something")
 	}
 	for name, r := range map[string]rec{
@@ -136,24 +128,20 @@ func TestIngestion(t *testing.T) {
 	// idempotent by natural key: twice is once
 	e.ingest(good, refund(helsinki, "rf-1", "refund", "i-1", 100, hel(2026, 6, 2, 12, 0)))
 	e.ingest(good, refund(helsinki, "rf-1", "refund", "i-1", 100, hel(2026, 6, 2, 12, 0)))
-	_, body = e.get(reportPath(helsinki, "day", "2026-06-01", "2026-06-01"), helsinki)
-	rep := data(t, body)
-	if num(rep["rawTotalMinor"]) != 1000 {
-		t.Fatalf("twice: %v", rep["rawTotalMinor"])
+	rep := mustGet[report](e, reportPath(helsinki, "day", "2026-06-01", "2026-06-01"), helsinki)
+	if rep.RawTotalMinor != 1000 {
+		t.Fatalf("twice: %v", rep.RawTotalMinor)
 	}
-	fp := rep["currentSourceFingerprint"]
+	fp := rep.CurrentSourceFingerprint
 	// a changed source replaces itself, also when it moves to another day
 	e.ingest(source(helsinki, "i-1", "cash", 1100, hel(2026, 6, 3, 12, 0)))
-	_, body = e.get(reportPath(helsinki, "day", "2026-06-01", "2026-06-01"), helsinki)
-	if rep := data(t, body); num(rep["rawTotalMinor"]) != 0 || rep["currentSourceFingerprint"] == fp {
-		t.Fatalf("moved away: %v", rep)
+	if rep := mustGet[report](e, reportPath(helsinki, "day", "2026-06-01", "2026-06-01"), helsinki); rep.RawTotalMinor != 0 || reflect.DeepEqual(rep.CurrentSourceFingerprint, fp) {
+		t.Fatalf("moved away: %+v", rep)
 	}
-	_, body = e.get(reportPath(helsinki, "day", "2026-06-03", "2026-06-03"), helsinki)
-	if rows := rowsByKey(data(t, body), "rawRows"); num(rows["cash"]["grossMinor"]) != 1100 || len(rows) != 1 {
-		t.Fatalf("moved to: %v", rows)
+	if rows := rowsByKey(mustGet[report](e, reportPath(helsinki, "day", "2026-06-03", "2026-06-03"), helsinki).RawRows); rows["cash"].GrossMinor != 1100 || len(rows) != 1 {
+		t.Fatalf("moved to: %+v", rows)
 	}
-	_, body = e.get(base(helsinki)+"/refunds?start_date=2026-06-01&end_date=2026-06-30", helsinki)
-	if got := refundIDs(t, data(t, body)); len(got) != 1 {
+	if got := refundIDs(mustGet[refundPage](e, base(helsinki)+"/refunds?start_date=2026-06-01&end_date=2026-06-30", helsinki)); len(got) != 1 {
 		t.Fatalf("refund twice: %v", got)
 	}
 }
@@ -168,31 +156,25 @@ func TestAccountingSummary(t *testing.T) {
 		refund(helsinki, "sr-2", "pending_payment_return", "s-9", 300, hel(2026, 6, 12, 13, 0)),
 		refund(helsinki, "sr-3", "refund", "s-1", 100, hel(2026, 7, 1, 12, 0)),
 	)
-	status, body := e.get(base(helsinki)+"/accounting-summary?scope=month&start_date=2026-06-01&end_date=2026-06-30", helsinki)
-	if status != 200 {
-		t.Fatalf("%d %v", status, body)
-	}
-	s := data(t, body)
-	sales := s["sales"].(map[string]any)
+	s := mustGet[summary](e, base(helsinki)+"/accounting-summary?scope=month&start_date=2026-06-01&end_date=2026-06-30", helsinki)
+	sales := s.Sales
 	var g, n, v int64
-	for _, r := range sales["byRate"].([]any) {
-		row := r.(map[string]any)
-		if num(row["grossMinor"]) != num(row["netMinor"])+num(row["vatMinor"]) {
-			t.Errorf("rate row %v", row)
+	for _, row := range sales.ByRate {
+		if row.GrossMinor != row.NetMinor+row.VatMinor {
+			t.Errorf("rate row %+v", row)
 		}
-		g, n, v = g+num(row["grossMinor"]), n+num(row["netMinor"]), v+num(row["vatMinor"])
+		g, n, v = g+row.GrossMinor, n+row.NetMinor, v+row.VatMinor
 	}
-	if g != 2500 || num(sales["grossMinor"]) != g || num(sales["netMinor"]) != n || num(sales["vatMinor"]) != v || num(sales["transactionCount"]) != 2 {
-		t.Fatalf("sales %v", sales)
+	if g != 2500 || sales.GrossMinor != g || sales.NetMinor != n || sales.VatMinor != v || sales.TransactionCount != 2 {
+		t.Fatalf("sales %+v", sales)
 	}
 	// the summary's sales equal the payment report's raw totals
-	_, body = e.get(reportPath(helsinki, "month", "2026-06-01", "2026-06-30"), helsinki)
-	if num(data(t, body)["rawTotalMinor"]) != g {
+	if mustGet[report](e, reportPath(helsinki, "month", "2026-06-01", "2026-06-30"), helsinki).RawTotalMinor != g {
 		t.Fatal("summary and report disagree")
 	}
-	rf := s["refunds"].(map[string]any)
-	if num(s["discountsMinor"]) != 150 || num(s["tipsMinor"]) != 120 || num(rf["count"]) != 1 || num(rf["amountMinor"]) != 570 ||
-		num(rf["grossMinor"]) != -570 || num(rf["nonSaleReturnAmountMinor"]) != 300 || len(rf["days"].([]any)) != 1 {
-		t.Fatalf("summary %v", s)
+	rf := s.Refunds
+	if s.DiscountsMinor != 150 || s.TipsMinor != 120 || rf.Count != 1 || rf.AmountMinor != 570 ||
+		rf.GrossMinor != -570 || rf.NonSaleReturnAmountMinor != 300 || len(rf.Days) != 1 {
+		t.Fatalf("summary %+v", s)
 	}
 }

@@ -21,10 +21,9 @@ func TestReplicaReadsSeeTheirWrites(t *testing.T) {
 	cfg.MaxOpenConns = 20
 	e := newEnvOn(t, cfg)
 	correctionDay(e)
-	report := reportPath(helsinki, "day", "2026-07-01", "2026-07-01")
+	path := reportPath(helsinki, "day", "2026-07-01", "2026-07-01")
 	applied := func() int {
-		_, body := e.get(report, helsinki)
-		return len(data(t, body)["appliedCorrectionIds"].([]any))
+		return len(mustGet[report](e, path, helsinki).AppliedCorrectionIDs)
 	}
 	servicetest.CaughtUp(t, e.reads)
 	if n := applied(); n != 0 {
@@ -33,10 +32,8 @@ func TestReplicaReadsSeeTheirWrites(t *testing.T) {
 
 	// The replica stops replaying; a correction is written on the primary.
 	servicetest.PauseReplay(t, e.reads)
-	_, body := e.post(base(helsinki)+"/payment-corrections/preview", helsinki, previewBody("correct", "cash"))
-	if status, body := e.post(base(helsinki)+"/payment-corrections/apply", helsinki, writeBody(data(t, body), domain.NewID())); status != 200 {
-		t.Fatalf("apply: %d %v", status, body)
-	}
+	pv := mustPost[preview](e, base(helsinki)+"/payment-corrections/preview", helsinki, previewBody("correct", "cash"))
+	mustPost[result](e, base(helsinki)+"/payment-corrections/apply", helsinki, writeBody(pv, domain.NewID()))
 	var onReplica int
 	if err := e.reads.Replica().Gorm.Raw(`SELECT count(*) FROM correction_ledger`).Scan(&onReplica).Error; err != nil || onReplica != 0 {
 		t.Fatalf("the paused replica has %d ledger rows (%v)", onReplica, err)

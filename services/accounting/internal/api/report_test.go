@@ -11,68 +11,71 @@ import (
 // checkArithmetic holds the report's invariants: raw total = sum of rows,
 // gross = net + VAT per row, rates sum to the row, adjusted rows conserve
 // the raw gross, net, VAT and count.
-func checkArithmetic(t *testing.T, rep map[string]any) {
+func checkArithmetic(t *testing.T, rep report) {
 	t.Helper()
-	sums := func(rows []any) (g, n, v, c int64) {
-		for _, r := range rows {
-			row := r.(map[string]any)
-			rg, rn, rv := num(row["grossMinor"]), num(row["netMinor"]), num(row["vatMinor"])
-			if rg != rn+rv {
-				t.Errorf("row %v: gross %d != net %d + vat %d", row["key"], rg, rn, rv)
+	sums := func(rows []row) (g, n, v, c int64) {
+		for _, row := range rows {
+			if row.GrossMinor != row.NetMinor+row.VatMinor {
+				t.Errorf("row %v: gross %d != net %d + vat %d", row.Key, row.GrossMinor, row.NetMinor, row.VatMinor)
+			}
+			if row.GrossByRateMinor == nil || row.VatByRateMinor == nil {
+				t.Errorf("row %v: no amounts by rate", row.Key)
 			}
 			var byRate, vatByRate int64
-			for _, x := range row["grossByRateMinor"].(map[string]any) {
-				byRate += num(x)
+			for _, x := range row.GrossByRateMinor {
+				byRate += x
 			}
-			for _, x := range row["vatByRateMinor"].(map[string]any) {
-				vatByRate += num(x)
+			for _, x := range row.VatByRateMinor {
+				vatByRate += x
 			}
-			if byRate != rg || vatByRate != rv {
-				t.Errorf("row %v: rates %d/%d do not sum to gross %d / vat %d", row["key"], byRate, vatByRate, rg, rv)
+			if byRate != row.GrossMinor || vatByRate != row.VatMinor {
+				t.Errorf("row %v: rates %d/%d do not sum to gross %d / vat %d", row.Key, byRate, vatByRate, row.GrossMinor, row.VatMinor)
 			}
-			g, n, v, c = g+rg, n+rn, v+rv, c+num(row["transactionCount"])
+			g, n, v, c = g+row.GrossMinor, n+row.NetMinor, v+row.VatMinor, c+row.TransactionCount
 		}
 		return
 	}
-	g, n, v, c := sums(rep["rawRows"].([]any))
-	if g != num(rep["rawTotalMinor"]) {
-		t.Errorf("rawTotalMinor %d != sum of rows %d", num(rep["rawTotalMinor"]), g)
+	g, n, v, c := sums(rep.RawRows)
+	if g != rep.RawTotalMinor {
+		t.Errorf("rawTotalMinor %d != sum of rows %d", rep.RawTotalMinor, g)
 	}
-	if rep["status"] == "ready" {
-		ag, an, av, ac := sums(rep["adjustedRows"].([]any))
+	if rep.Status == "ready" {
+		if rep.AdjustedRows == nil {
+			t.Error("ready without adjusted rows")
+		}
+		ag, an, av, ac := sums(rep.AdjustedRows)
 		if ag != g || an != n || av != v || ac != c {
 			t.Errorf("adjusted (%d %d %d %d) does not conserve raw (%d %d %d %d)", ag, an, av, ac, g, n, v, c)
 		}
-		if num(rep["adjustedTotalMinor"]) != ag {
-			t.Errorf("adjustedTotalMinor %v != %d", rep["adjustedTotalMinor"], ag)
+		if deref(rep.AdjustedTotalMinor) != ag {
+			t.Errorf("adjustedTotalMinor %v != %d", rep.AdjustedTotalMinor, ag)
 		}
-	} else if rep["adjustedRows"] != nil || rep["adjustedTotalMinor"] != nil {
-		t.Errorf("status %v with adjusted values", rep["status"])
+	} else if rep.AdjustedRows != nil || rep.AdjustedTotalMinor != nil {
+		t.Errorf("status %v with adjusted values", rep.Status)
 	}
 	var dayTotal, dayCount int64
-	for _, d := range rep["days"].([]any) {
-		dayTotal += num(d.(map[string]any)["rawTotalMinor"])
-		dayCount += num(d.(map[string]any)["transactionCount"])
+	for _, d := range rep.Days {
+		dayTotal += d.RawTotalMinor
+		dayCount += d.TransactionCount
 	}
 	if dayTotal != g || dayCount != c {
 		t.Errorf("days sum %d/%d != rows %d/%d", dayTotal, dayCount, g, c)
 	}
 }
 
-func rowsByKey(rep map[string]any, field string) map[string]map[string]any {
-	out := map[string]map[string]any{}
-	rows, _ := rep[field].([]any)
+// rowsByKey is rows by payment method.
+func rowsByKey(rows []row) map[string]row {
+	out := map[string]row{}
 	for _, r := range rows {
-		row := r.(map[string]any)
-		out[row["key"].(string)] = row
+		out[r.Key] = r
 	}
 	return out
 }
 
-func warningCodes(rep map[string]any) []string {
+func warningCodes(rep report) []string {
 	var out []string
-	for _, w := range rep["warnings"].([]any) {
-		out = append(out, w.(map[string]any)["code"].(string))
+	for _, w := range rep.Warnings {
+		out = append(out, w.Code)
 	}
 	return out
 }
@@ -92,47 +95,41 @@ func TestReportArithmeticAndMonthIsSumOfDays(t *testing.T) {
 	recs = append(recs, source(other, "x-1", "card", 999999, hel(2026, 6, 3, 12, 0)))
 	e.ingest(recs...)
 
-	status, body := e.get(reportPath(helsinki, "month", "2026-06-01", "2026-06-30"), helsinki)
-	if status != http.StatusOK {
-		t.Fatalf("%d %v", status, body)
-	}
-	month := data(t, body)
+	month := mustGet[report](e, reportPath(helsinki, "month", "2026-06-01", "2026-06-30"), helsinki)
 	checkArithmetic(t, month)
-	if month["status"] != "ready" || month["rawSourceBasis"] != "services_accounting" || month["readOnly"] != true {
-		t.Fatalf("month: %v %v %v", month["status"], month["rawSourceBasis"], month["readOnly"])
+	if month.Status != "ready" || month.RawSourceBasis != "services_accounting" || !month.ReadOnly {
+		t.Fatalf("month: %v %v %v", month.Status, month.RawSourceBasis, month.ReadOnly)
 	}
-	if len(month["days"].([]any)) != 30 {
-		t.Fatalf("days: %d", len(month["days"].([]any)))
+	if len(month.Days) != 30 {
+		t.Fatalf("days: %d", len(month.Days))
 	}
 	sum := map[string][4]int64{}
 	for day := 1; day <= 30; day++ {
 		d := fmt.Sprintf("2026-06-%02d", day)
-		_, body := e.get(reportPath(helsinki, "day", d, d), helsinki)
-		rep := data(t, body)
+		rep := mustGet[report](e, reportPath(helsinki, "day", d, d), helsinki)
 		checkArithmetic(t, rep)
-		for k, row := range rowsByKey(rep, "rawRows") {
+		for k, row := range rowsByKey(rep.RawRows) {
 			s := sum[k]
-			sum[k] = [4]int64{s[0] + num(row["grossMinor"]), s[1] + num(row["netMinor"]), s[2] + num(row["vatMinor"]), s[3] + num(row["transactionCount"])}
+			sum[k] = [4]int64{s[0] + row.GrossMinor, s[1] + row.NetMinor, s[2] + row.VatMinor, s[3] + row.TransactionCount}
 		}
 	}
-	got := rowsByKey(month, "rawRows")
+	got := rowsByKey(month.RawRows)
 	if len(got) != len(sum) {
 		t.Fatalf("month methods %d, days %d", len(got), len(sum))
 	}
 	for k, s := range sum {
 		row := got[k]
-		if [4]int64{num(row["grossMinor"]), num(row["netMinor"]), num(row["vatMinor"]), num(row["transactionCount"])} != s {
-			t.Errorf("%s: month %v != sum of days %v", k, row, s)
+		if [4]int64{row.GrossMinor, row.NetMinor, row.VatMinor, row.TransactionCount} != s {
+			t.Errorf("%s: month %+v != sum of days %v", k, row, s)
 		}
 	}
-	if month["currentSourceFingerprint"] == nil {
+	if month.CurrentSourceFingerprint == nil {
 		t.Error("no source fingerprint")
 	}
 	// An empty future month holds nothing and is ready.
-	_, body = e.get(reportPath(helsinki, "month", "2027-02-01", "2027-02-28"), helsinki)
-	fut := data(t, body)
-	if fut["status"] != "ready" || num(fut["rawTotalMinor"]) != 0 || fut["currentSourceFingerprint"] != nil {
-		t.Fatalf("future: %v", fut)
+	fut := mustGet[report](e, reportPath(helsinki, "month", "2027-02-01", "2027-02-28"), helsinki)
+	if fut.Status != "ready" || fut.RawTotalMinor != 0 || fut.CurrentSourceFingerprint != nil {
+		t.Fatalf("future: %+v", fut)
 	}
 }
 
@@ -153,9 +150,8 @@ func TestReportParameters(t *testing.T) {
 		}
 	}
 	// a restaurant outside the grant
-	status, _ := e.get(reportPath(other, "day", "2026-06-01", "2026-06-01"), helsinki)
-	if status != http.StatusNotFound {
-		t.Fatalf("other restaurant: %d", status)
+	if a := e.refusal(reportPath(other, "day", "2026-06-01", "2026-06-01"), helsinki, nil); a.Status != http.StatusNotFound {
+		t.Fatalf("other restaurant: %d", a.Status)
 	}
 }
 
@@ -170,50 +166,45 @@ func TestReportStatusesAndWarnings(t *testing.T) {
 		refund(helsinki, "r-unknown", "refund", "b", 200, hel(2026, 6, 13, 10, 0), set("accountingImpact", nil)),
 	)
 	// ready day
-	_, body := e.get(reportPath(helsinki, "day", "2026-06-10", "2026-06-10"), helsinki)
-	rep := data(t, body)
+	rep := mustGet[report](e, reportPath(helsinki, "day", "2026-06-10", "2026-06-10"), helsinki)
 	checkArithmetic(t, rep)
-	if rep["status"] != "ready" || len(warningCodes(rep)) != 0 {
-		t.Fatalf("ready day: %v %v", rep["status"], rep["warnings"])
+	if rep.Status != "ready" || len(warningCodes(rep)) != 0 {
+		t.Fatalf("ready day: %v %+v", rep.Status, rep.Warnings)
 	}
 	// unknown VAT evidence
-	_, body = e.get(reportPath(helsinki, "day", "2026-06-11", "2026-06-11"), helsinki)
-	rep = data(t, body)
+	rep = mustGet[report](e, reportPath(helsinki, "day", "2026-06-11", "2026-06-11"), helsinki)
 	checkArithmetic(t, rep)
-	if rep["status"] != "review_required" || strings.Join(warningCodes(rep), ",") != "vat_evidence_incomplete" {
-		t.Fatalf("unknown VAT: %v %v", rep["status"], rep["warnings"])
+	if rep.Status != "review_required" || strings.Join(warningCodes(rep), ",") != "vat_evidence_incomplete" {
+		t.Fatalf("unknown VAT: %v %+v", rep.Status, rep.Warnings)
 	}
-	if w := rep["warnings"].([]any)[0].(map[string]any); w["businessDate"] != "2026-06-11" {
-		t.Fatalf("warning date: %v", w)
+	if w := rep.Warnings[0]; deref(w.BusinessDate) != "2026-06-11" {
+		t.Fatalf("warning date: %+v", w)
 	}
-	if rows := rowsByKey(rep, "rawRows"); num(rows["card"]["grossByRateMinor"].(map[string]any)["unknown"]) != 1200 {
-		t.Fatalf("unknown rate: %v", rows["card"])
+	if rows := rowsByKey(rep.RawRows); rows["card"].GrossByRateMinor["unknown"] != 1200 {
+		t.Fatalf("unknown rate: %+v", rows["card"])
 	}
 	// refund flags: informational, the day stays ready
-	_, body = e.get(reportPath(helsinki, "day", "2026-06-12", "2026-06-12"), helsinki)
-	rep = data(t, body)
-	rr := rep["refundReporting"].(map[string]any)
-	if rep["status"] != "ready" || rr["legacyTiming"] != true || rr["incompleteEvidence"] != false || rr["policy"] != "refund-event-date/v1" {
-		t.Fatalf("legacy day: %v %v", rep["status"], rr)
+	rep = mustGet[report](e, reportPath(helsinki, "day", "2026-06-12", "2026-06-12"), helsinki)
+	rr := rep.RefundReporting
+	if rep.Status != "ready" || !rr.LegacyTiming || rr.IncompleteEvidence || rr.Policy != "refund-event-date/v1" {
+		t.Fatalf("legacy day: %v %+v", rep.Status, rr)
 	}
 	if strings.Join(warningCodes(rep), ",") != "refund_timing_legacy" {
-		t.Fatalf("legacy warnings: %v", rep["warnings"])
+		t.Fatalf("legacy warnings: %+v", rep.Warnings)
 	}
-	_, body = e.get(reportPath(helsinki, "month", "2026-06-01", "2026-06-30"), helsinki)
-	rep = data(t, body)
+	rep = mustGet[report](e, reportPath(helsinki, "month", "2026-06-01", "2026-06-30"), helsinki)
 	checkArithmetic(t, rep)
-	if got := strings.Join(warningCodes(rep), ","); got != "vat_evidence_incomplete,refund_timing_legacy,refund_evidence_incomplete" || rep["status"] != "review_required" {
-		t.Fatalf("month: %v %s", rep["status"], got)
+	if got := strings.Join(warningCodes(rep), ","); got != "vat_evidence_incomplete,refund_timing_legacy,refund_evidence_incomplete" || rep.Status != "review_required" {
+		t.Fatalf("month: %v %s", rep.Status, got)
 	}
 
 	// the ledger cannot be read: raw values still answered, not ready
 	if err := e.db.Gorm.Exec(`ALTER TABLE correction_ledger RENAME TO correction_ledger_away`).Error; err != nil {
 		t.Fatal(err)
 	}
-	status, body := e.get(reportPath(helsinki, "day", "2026-06-10", "2026-06-10"), helsinki)
-	rep = data(t, body)
-	if status != http.StatusOK || rep["status"] != "review_required" || strings.Join(warningCodes(rep), ",") != "correction_ledger_unavailable" || num(rep["rawTotalMinor"]) != 3500 || rep["adjustedRows"] != nil {
-		t.Fatalf("ledger down: %d %v", status, rep)
+	rep = mustGet[report](e, reportPath(helsinki, "day", "2026-06-10", "2026-06-10"), helsinki)
+	if rep.Status != "review_required" || strings.Join(warningCodes(rep), ",") != "correction_ledger_unavailable" || rep.RawTotalMinor != 3500 || rep.AdjustedRows != nil {
+		t.Fatalf("ledger down: %+v", rep)
 	}
 }
 
@@ -240,14 +231,13 @@ func TestBusinessDayCutoffAndDST(t *testing.T) {
 		{helsinki, "2026-03-28", 300}, {helsinki, "2026-03-29", 400},
 		{newYork, "2026-10-31", 500}, {newYork, "2026-11-01", 600},
 	} {
-		_, body := e.get(reportPath(tc.restaurant, "day", tc.date, tc.date), tc.restaurant)
-		rep := data(t, body)
-		if num(rep["rawTotalMinor"]) != tc.total {
-			t.Errorf("%s %s: %v want %d", tc.restaurant, tc.date, rep["rawTotalMinor"], tc.total)
+		rep := mustGet[report](e, reportPath(tc.restaurant, "day", tc.date, tc.date), tc.restaurant)
+		if rep.RawTotalMinor != tc.total {
+			t.Errorf("%s %s: %v want %d", tc.restaurant, tc.date, rep.RawTotalMinor, tc.total)
 		}
-		p := rep["period"].(map[string]any)
-		if p["timeZone"] != tenants[tc.restaurant].TimeZone || num(p["dayStartHour"]) != int64(tenants[tc.restaurant].DayStartHour) {
-			t.Errorf("period %v", p)
+		p := rep.Period
+		if p.TimeZone != tenants[tc.restaurant].TimeZone || p.DayStartHour != int64(tenants[tc.restaurant].DayStartHour) {
+			t.Errorf("period %+v", p)
 		}
 	}
 }

@@ -92,20 +92,36 @@ func (e *env) do(method, path, tenant string, body io.Reader, header map[string]
 	return e.Do(method, path, tenant, body, header)
 }
 
-func (e *env) get(path, tenant string) (int, map[string]any) {
+// get is a GET of path whose answer's data is a T.
+func get[T any](e *env, path, tenant string) servicetest.Answer[T] {
 	e.t.Helper()
-	status, raw := e.do(http.MethodGet, path, tenant, nil, nil)
-	return status, decode(e.t, raw)
+	return servicetest.Call[T](e.Client, http.MethodGet, path, tenant, nil)
 }
 
-func (e *env) post(path, tenant string, body any) (int, map[string]any) {
+// post is a POST of body as JSON whose answer's data is a T.
+func post[T any](e *env, path, tenant string, body any) servicetest.Answer[T] {
 	e.t.Helper()
 	raw, err := json.Marshal(body)
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	status, out := e.Do(http.MethodPost, path, tenant, raw, nil)
-	return status, decode(e.t, out)
+	return servicetest.Call[T](e.Client, http.MethodPost, path, tenant, raw)
+}
+
+// mustGet is get answered 200, its data.
+func mustGet[T any](e *env, path, tenant string) T {
+	e.t.Helper()
+	return servicetest.Must[T](e.Client, http.StatusOK, http.MethodGet, path, tenant, nil)
+}
+
+// mustPost is post answered 200, its data.
+func mustPost[T any](e *env, path, tenant string, body any) T {
+	e.t.Helper()
+	a := post[T](e, path, tenant, body)
+	if a.Status != http.StatusOK {
+		e.t.Fatalf("POST %s: %d, want 200: %s", path, a.Status, a.Raw)
+	}
+	return a.Data
 }
 
 // refusal is a GET (body nil) or a POST of body as JSON whose answer is
@@ -113,22 +129,9 @@ func (e *env) post(path, tenant string, body any) (int, map[string]any) {
 func (e *env) refusal(path, tenant string, body any) servicetest.Answer[json.RawMessage] {
 	e.t.Helper()
 	if body == nil {
-		return servicetest.Call[json.RawMessage](e.Client, http.MethodGet, path, tenant, nil)
+		return get[json.RawMessage](e, path, tenant)
 	}
-	raw, err := json.Marshal(body)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return servicetest.Call[json.RawMessage](e.Client, http.MethodPost, path, tenant, raw)
-}
-
-func decode(t testing.TB, raw []byte) map[string]any {
-	t.Helper()
-	var m map[string]any
-	if err := json.Unmarshal(raw, &m); err != nil {
-		t.Fatalf("not JSON: %s", raw)
-	}
-	return m
+	return post[json.RawMessage](e, path, tenant, body)
 }
 
 func (e *env) ingest(records ...rec) {
@@ -221,20 +224,6 @@ func refund(restaurant, id, kind string, orderID any, amount int64, at time.Time
 func hel(y int, m time.Month, d, h, min int) time.Time {
 	loc, _ := time.LoadLocation("Europe/Helsinki")
 	return time.Date(y, m, d, h, min, 0, 0, loc)
-}
-
-func data(t testing.TB, body map[string]any) map[string]any {
-	t.Helper()
-	d, ok := body["data"].(map[string]any)
-	if !ok {
-		t.Fatalf("no data in %v", body)
-	}
-	return d
-}
-
-func num(v any) int64 {
-	f, _ := v.(float64)
-	return int64(f)
 }
 
 func reportPath(restaurant, scope, start, end string) string {

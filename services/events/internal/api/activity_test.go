@@ -68,8 +68,8 @@ func TestConnectedAppActivity(t *testing.T) {
 	otherGrant, otherRestaurant, nobody := by(restA, contracts.EventOrderUpdated, grant2), by(restB, contracts.EventOrderCreated, grant1), ev(restA, contracts.EventOrderUpdated)
 	e.appendOK(first, otherGrant, otherRestaurant, nobody)
 	e.appendOK(second)
-	create := map[string]any{"url": "https://hooks.partner.example/in?token=s3cret", "eventTypes": []string{"order.created"},
-		"idempotencyKey": "11111111-1111-4111-8111-111111111111"}
+	create := createBody{URL: "https://hooks.partner.example/in?token=s3cret", EventTypes: []string{"order.created"},
+		IdempotencyKey: "11111111-1111-4111-8111-111111111111"}
 	if r := e.call("POST", "/v1/restaurants/"+restA+"/webhook-endpoints", "client-1", manage, create); r.status != 201 {
 		t.Fatalf("create endpoint: %d %s", r.status, r.body)
 	}

@@ -16,8 +16,8 @@ func TestWebhookURLsNamingSpecialAddressesAreRefused(t *testing.T) {
 	for i, u := range []string{"https://10.0.0.1/", "https://169.254.169.254/latest/", "https://[fc00::1]/", "https://0.0.0.0/",
 		"https://[fe80::1%25eth0]:8443/", "https://[::ffff:10.0.0.1]/", "https://[::a00:1]/", "https://[64:ff9b::a9fe:a9fe]/",
 		"https://[64:ff9b:1::1]/", "https://[2002:a00:1::1]/", "https://[2001::1]/", "https://[fec0::1]/", "https://100.64.0.1/"} {
-		r := e.call("POST", base, "client-1", manage, map[string]any{"url": u, "eventTypes": []string{"order.created"},
-			"idempotencyKey": fmt.Sprintf("61111111-1111-4111-8111-%012d", i)})
+		r := e.call("POST", base, "client-1", manage, createBody{URL: u, EventTypes: []string{"order.created"},
+			IdempotencyKey: fmt.Sprintf("61111111-1111-4111-8111-%012d", i)})
 		if r.status != 400 || !strings.Contains(string(r.body), "may not reach") {
 			t.Errorf("create %s: %d %s", u, r.status, r.body)
 		}

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"partnerapi.dev/pkg/httpx"
 	"partnerapi.dev/services/contracts"
 )
 
@@ -159,7 +160,7 @@ func TestFeedRefusesBadQueriesAndOtherRestaurants(t *testing.T) {
 		if r.status != c.status {
 			t.Errorf("%s as %s: %d %s", c.path, c.tenant, r.status, r.body)
 		}
-		if c.status == 404 && r.json(t)["error"] != "not_found" {
+		if c.status == 404 && decode[httpx.Envelope](t, r).Error != "not_found" {
 			t.Errorf("%s: %s", c.path, r.body)
 		}
 	}
@@ -187,8 +188,8 @@ func TestCursorBelowTheRetainedRangeIsGone(t *testing.T) {
 	base := "/v1/restaurants/" + restA + "/events"
 	for _, after := range []string{"0", "1"} {
 		r, _ := e.feed(base+"?after="+after, allScopes)
-		body := r.json(t)
-		if r.status != 410 || body["error"] != "cursor_expired" || body["oldestSeq"] != float64(3) || body["request_id"] == "" {
+		body := decode[cursorExpired](t, r)
+		if r.status != 410 || body.Error != "cursor_expired" || body.OldestSeq != 3 || body.RequestID == "" {
 			t.Fatalf("after=%s: %d %s", after, r.status, r.body)
 		}
 	}

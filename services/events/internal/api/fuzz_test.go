@@ -40,11 +40,11 @@ func webhookWrites(e *env) []servicetest.Write {
 	base := endpoints
 	ep := base + "/" + e.createEndpoint("http://127.0.0.1:9/hooks", "21111111-1111-4111-8111-111111111111")
 	gone := base + "/" + e.createEndpoint("http://127.0.0.1:9/hooks", "21111111-1111-4111-8111-111111111112")
-	r := e.call(http.MethodPost, ep+"/test", "client-1", manage, map[string]any{"idempotencyKey": "21111111-1111-4111-8111-111111111113"})
+	r := e.call(http.MethodPost, ep+"/test", "client-1", manage, keyed{IdempotencyKey: "21111111-1111-4111-8111-111111111113"})
 	if r.status != http.StatusAccepted {
 		t.Fatalf("test event: %d %s", r.status, r.body)
 	}
-	delivery := r.json(t)["data"].(map[string]any)["delivery"].(map[string]any)["id"]
+	delivery := data[deliveryAnswer](t, r).Delivery.ID
 	return []servicetest.Write{
 		{Method: http.MethodPost, Path: base, Body: `{"url":"http://127.0.0.1:9/hooks","eventTypes":["order.created","menu.published"],"idempotencyKey":"{KEY}"}`},
 		{Method: http.MethodPatch, Path: ep, Body: `{"url":"http://127.0.0.1:9/other","eventTypes":["order.updated"],"disabled":false,"idempotencyKey":"{KEY}"}`},

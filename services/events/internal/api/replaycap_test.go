@@ -22,7 +22,7 @@ func TestReplayIsBoundedByTheEndpointsQueue(t *testing.T) {
 		e.appendOK(batch...)
 	}
 	r := e.call("POST", base+"/"+id+"/replay", "client-1", manage, map[string]any{"afterSeq": 0, "idempotencyKey": "91111111-1111-4111-8111-111111111111"})
-	if d := data(t, r); r.status != 202 || d["enqueued"] != float64(5) || d["lastSeq"] != float64(5) || d["hasMore"] != true {
+	if a := data[replayAnswer](t, r); r.status != 202 || a.Enqueued != 5 || a.LastSeq != 5 || !a.HasMore {
 		t.Fatalf("replay into a queue of 9,995: %d %s", r.status, r.body)
 	}
 	r = e.call("POST", base+"/"+id+"/replay", "client-1", manage, map[string]any{"afterSeq": 5, "idempotencyKey": "a1111111-1111-4111-8111-111111111111"})

@@ -29,20 +29,21 @@ func TestWebhookSecretsAreSealedAtRest(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	base := "/v1/restaurants/" + restA + "/webhook-endpoints"
-	create := map[string]any{"url": "http://127.0.0.1:9/hooks", "eventTypes": []string{"order.created"}, "idempotencyKey": "b1111111-1111-4111-8111-111111111111"}
+	create := createBody{URL: "http://127.0.0.1:9/hooks", EventTypes: []string{"order.created"}, IdempotencyKey: "b1111111-1111-4111-8111-111111111111"}
 	r := e.call("POST", base, "client-1", manage, create)
 	if r.status != 201 {
 		t.Fatalf("create: %d %s", r.status, r.body)
 	}
-	id, first := data(t, r)["endpoint"].(map[string]any)["id"].(string), data(t, r)["secret"].(string)
-	r = e.call("POST", base+"/"+id+"/rotate-secret", "client-1", manage, map[string]any{"idempotencyKey": "c1111111-1111-4111-8111-111111111111"})
-	if r.status != 200 || !strings.HasPrefix(data(t, r)["secret"].(string), "whsec_") {
+	created := data[endpointAnswer](t, r)
+	id, first := created.Endpoint.ID, created.Secret
+	r = e.call("POST", base+"/"+id+"/rotate-secret", "client-1", manage, keyed{IdempotencyKey: "c1111111-1111-4111-8111-111111111111"})
+	if r.status != 200 || !strings.HasPrefix(data[endpointAnswer](t, r).Secret, "whsec_") {
 		t.Fatalf("rotate: %d %s", r.status, r.body)
 	}
-	r = e.call("POST", base, "client-1", manage, map[string]any{"url": "http://127.0.0.1:9/other", "eventTypes": []string{"order.created"},
-		"idempotencyKey": "d1111111-1111-4111-8111-111111111111"})
-	gone := data(t, r)["endpoint"].(map[string]any)["id"].(string)
-	if r := e.call("DELETE", base+"/"+gone, "client-1", manage, map[string]any{"idempotencyKey": "e1111111-1111-4111-8111-111111111111"}); r.status != 200 {
+	r = e.call("POST", base, "client-1", manage, createBody{URL: "http://127.0.0.1:9/other", EventTypes: []string{"order.created"},
+		IdempotencyKey: "d1111111-1111-4111-8111-111111111111"})
+	gone := data[endpointAnswer](t, r).Endpoint.ID
+	if r := e.call("DELETE", base+"/"+gone, "client-1", manage, keyed{IdempotencyKey: "e1111111-1111-4111-8111-111111111111"}); r.status != 200 {
 		t.Fatalf("delete: %d %s", r.status, r.body)
 	}
 	for _, table := range []string{"webhook_endpoints", "idempotency_keys"} {
@@ -50,7 +51,7 @@ func TestWebhookSecretsAreSealedAtRest(t *testing.T) {
 			t.Fatalf("%s holds a secret in clear:\n%s", table, raw)
 		}
 	}
-	if r := e.call("POST", base, "client-1", manage, create); r.status != 201 || data(t, r)["secret"] != first || data(t, r)["replayed"] != true {
+	if r := e.call("POST", base, "client-1", manage, create); r.status != 201 || data[endpointAnswer](t, r).Secret != first || !data[endpointAnswer](t, r).Replayed {
 		t.Fatalf("replayed create: %d %s", r.status, r.body)
 	}
 	ep, err := e.store.Endpoint(context.Background(), domain.Owner{ClientID: "client-1", RestaurantID: restA}, id)

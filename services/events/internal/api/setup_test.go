@@ -113,13 +113,22 @@ type response struct {
 	body   []byte
 }
 
-func (r response) json(t testing.TB) map[string]any {
+// decode is r's body as a T; t fails when it is not that JSON.
+func decode[T any](t testing.TB, r response) T {
 	t.Helper()
-	var m map[string]any
-	if err := json.Unmarshal(r.body, &m); err != nil {
+	var v T
+	if err := json.Unmarshal(r.body, &v); err != nil {
 		t.Fatalf("body %s: %v", r.body, err)
 	}
-	return m
+	return v
+}
+
+// data is the data of r as a T.
+func data[T any](t testing.TB, r response) T {
+	t.Helper()
+	return decode[struct {
+		Data T `json:"data"`
+	}](t, r).Data
 }
 
 // feedPage is the feed's data.

@@ -7,6 +7,7 @@ import (
 
 	"partnerapi.dev/pkg/config"
 	"partnerapi.dev/pkg/database"
+	"partnerapi.dev/pkg/httpx"
 	"partnerapi.dev/pkg/servicetest"
 	"partnerapi.dev/services/contracts"
 	"partnerapi.dev/services/events/internal/api"
@@ -29,22 +30,22 @@ func TestDatabaseUnavailable(t *testing.T) {
 	e := &env{t: t, app: h.App(nil), keys: keys}
 	for _, q := range []string{"", "?wait=5"} {
 		r, _ := e.feed("/v1/restaurants/"+restA+"/events"+q, allScopes)
-		if r.status != 503 || r.json(t)["error"] != "service_unavailable" {
+		if r.status != 503 || decode[httpx.Envelope](t, r).Error != "service_unavailable" {
 			t.Fatalf("feed%s: %d %s", q, r.status, r.body)
 		}
 	}
 	r := e.appendRaw(token, contracts.EventAppend{Source: "orders", Events: []contracts.EventRecord{ev(restA, contracts.EventOrderCreated)}})
-	if r.status != 503 || r.json(t)["error"] != "capability_disabled" || strings.Contains(string(r.body), "127.0.0.1") {
+	if r.status != 503 || decode[httpx.Envelope](t, r).Error != "capability_disabled" || strings.Contains(string(r.body), "127.0.0.1") {
 		t.Fatalf("append: %d %s", r.status, r.body)
 	}
 	base := "/v1/restaurants/" + restA + "/webhook-endpoints"
 	r = e.call("GET", base, "client-1", manage, nil)
-	if r.status != 503 || r.json(t)["error"] != "service_unavailable" {
+	if r.status != 503 || decode[httpx.Envelope](t, r).Error != "service_unavailable" {
 		t.Fatalf("list endpoints: %d %s", r.status, r.body)
 	}
-	r = e.call("POST", base, "client-1", manage, map[string]any{"url": "https://example.com/h", "eventTypes": []string{"order.created"},
-		"idempotencyKey": "11111111-1111-4111-8111-111111111111"})
-	if r.status != 503 || r.json(t)["error"] != "capability_disabled" || strings.Contains(string(r.body), "127.0.0.1") {
+	r = e.call("POST", base, "client-1", manage, createBody{URL: "https://example.com/h", EventTypes: []string{"order.created"},
+		IdempotencyKey: "11111111-1111-4111-8111-111111111111"})
+	if r.status != 503 || decode[httpx.Envelope](t, r).Error != "capability_disabled" || strings.Contains(string(r.body), "127.0.0.1") {
 		t.Fatalf("create endpoint: %d %s", r.status, r.body)
 	}
 }

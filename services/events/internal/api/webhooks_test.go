@@ -23,11 +23,11 @@ const endpoints = "/v1/restaurants/" + restA + "/webhook-endpoints"
 // order.created, under idempotency key key, and returns its id.
 func (e *env) createEndpoint(url, key string) string {
 	e.t.Helper()
-	r := e.call("POST", endpoints, "client-1", manage, map[string]any{"url": url, "eventTypes": []string{"order.created"}, "idempotencyKey": key})
+	r := e.call("POST", endpoints, "client-1", manage, createBody{URL: url, EventTypes: []string{"order.created"}, IdempotencyKey: key})
 	if r.status != 201 {
 		e.t.Fatalf("create %s: %d %s", url, r.status, r.body)
 	}
-	return r.json(e.t)["data"].(map[string]any)["endpoint"].(map[string]any)["id"].(string)
+	return data[endpointAnswer](e.t, r).Endpoint.ID
 }
 
 // call sends a webhook management request as client on restaurant restA
@@ -68,35 +68,28 @@ func (e *env) callRaw(t testing.TB, method, path, client string, scopes []string
 	return response{resp.StatusCode, raw}
 }
 
-func data(t *testing.T, r response) map[string]any {
-	t.Helper()
-	d, _ := r.json(t)["data"].(map[string]any)
-	return d
-}
-
 func TestWebhookEndpointManagement(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	base := "/v1/restaurants/" + restA + "/webhook-endpoints"
-	create := map[string]any{"url": "http://127.0.0.1:9/hooks", "eventTypes": []string{"order.created", "order.updated"},
-		"idempotencyKey": "11111111-1111-4111-8111-111111111111"}
+	create := createBody{URL: "http://127.0.0.1:9/hooks", EventTypes: []string{"order.created", "order.updated"},
+		IdempotencyKey: "11111111-1111-4111-8111-111111111111"}
 
 	r := e.call("POST", base, "client-1", manage, create)
 	if r.status != 201 {
 		t.Fatalf("create: %d %s", r.status, r.body)
 	}
-	created := data(t, r)
-	ep := created["endpoint"].(map[string]any)
-	id, secret := ep["id"].(string), created["secret"].(string)
-	if !strings.HasPrefix(secret, "whsec_") || created["replayed"] != false {
+	created := data[endpointAnswer](t, r)
+	id, secret := created.Endpoint.ID, created.Secret
+	if !strings.HasPrefix(secret, "whsec_") || created.Replayed {
 		t.Fatalf("create answer %s", r.body)
 	}
 	// The same key and body: the same answer, replayed; another body: 409.
-	if r := e.call("POST", base, "client-1", manage, create); r.status != 201 || data(t, r)["replayed"] != true ||
-		data(t, r)["endpoint"].(map[string]any)["id"] != id {
+	if r := e.call("POST", base, "client-1", manage, create); r.status != 201 || !data[endpointAnswer](t, r).Replayed ||
+		data[endpointAnswer](t, r).Endpoint.ID != id {
 		t.Fatalf("replay: %d %s", r.status, r.body)
 	}
-	other := map[string]any{"url": "http://127.0.0.1:9/other", "eventTypes": []string{"order.created"}, "idempotencyKey": create["idempotencyKey"]}
+	other := createBody{URL: "http://127.0.0.1:9/other", EventTypes: []string{"order.created"}, IdempotencyKey: create.IdempotencyKey}
 	if r := e.call("POST", base, "client-1", manage, other); r.status != 409 {
 		t.Fatalf("key reused with another body: %d %s", r.status, r.body)
 	}
@@ -142,21 +135,21 @@ func TestWebhookEndpointManagement(t *testing.T) {
 
 	// Disabled: no test event; enabled again: the test event is queued.
 	if r := e.call("PATCH", base+"/"+id, "client-1", manage, map[string]any{"disabled": true, "idempotencyKey": "44444444-4444-4444-8444-444444444444"}); r.status != 200 ||
-		data(t, r)["endpoint"].(map[string]any)["disabled"] != true {
+		!data[endpointAnswer](t, r).Endpoint.Disabled {
 		t.Fatalf("disable: %d %s", r.status, r.body)
 	}
-	if r := e.call("POST", base+"/"+id+"/test", "client-1", manage, map[string]any{"idempotencyKey": "55555555-5555-4555-8555-555555555555"}); r.status != 409 {
+	if r := e.call("POST", base+"/"+id+"/test", "client-1", manage, keyed{IdempotencyKey: "55555555-5555-4555-8555-555555555555"}); r.status != 409 {
 		t.Fatalf("test event to a disabled endpoint: %d %s", r.status, r.body)
 	}
 	if r := e.call("PATCH", base+"/"+id, "client-1", manage, map[string]any{"disabled": false, "idempotencyKey": "66666666-6666-4666-8666-666666666666"}); r.status != 200 {
 		t.Fatalf("enable: %d %s", r.status, r.body)
 	}
-	r = e.call("POST", base+"/"+id+"/test", "client-1", manage, map[string]any{"idempotencyKey": "77777777-7777-4777-8777-777777777777"})
+	r = e.call("POST", base+"/"+id+"/test", "client-1", manage, keyed{IdempotencyKey: "77777777-7777-4777-8777-777777777777"})
 	if r.status != 202 {
 		t.Fatalf("test event: %d %s", r.status, r.body)
 	}
-	testDelivery := data(t, r)["delivery"].(map[string]any)
-	if testDelivery["eventType"] != "webhook.test" || testDelivery["seq"] != float64(0) || testDelivery["status"] != "pending" {
+	testDelivery := data[deliveryAnswer](t, r).Delivery
+	if testDelivery.EventType != "webhook.test" || testDelivery.Seq != 0 || testDelivery.Status != "pending" {
 		t.Fatalf("test delivery %s", r.body)
 	}
 
@@ -164,13 +157,13 @@ func TestWebhookEndpointManagement(t *testing.T) {
 	// transaction; one of another type is not.
 	e.appendOK(ev(restA, contracts.EventOrderCreated), ev(restA, contracts.EventOrderRefunded))
 	r = e.call("GET", base+"/"+id+"/deliveries?limit=1", "client-1", manage, nil)
-	page := data(t, r)
-	ds := page["deliveries"].([]any)
-	if r.status != 200 || len(ds) != 1 || ds[0].(map[string]any)["eventType"] != "order.created" || page["nextBefore"] == nil {
+	page := data[deliveriesPage](t, r)
+	ds := page.Deliveries
+	if r.status != 200 || len(ds) != 1 || ds[0].EventType != "order.created" || page.NextBefore == nil {
 		t.Fatalf("deliveries page 1: %d %s", r.status, r.body)
 	}
-	r = e.call("GET", base+"/"+id+"/deliveries?before="+page["nextBefore"].(string), "client-1", manage, nil)
-	if ds := data(t, r)["deliveries"].([]any); len(ds) != 1 || ds[0].(map[string]any)["id"] != testDelivery["id"] || data(t, r)["nextBefore"] != nil {
+	r = e.call("GET", base+"/"+id+"/deliveries?before="+*page.NextBefore, "client-1", manage, nil)
+	if page := data[deliveriesPage](t, r); len(page.Deliveries) != 1 || page.Deliveries[0].ID != testDelivery.ID || page.NextBefore != nil {
 		t.Fatalf("deliveries page 2: %s", r.body)
 	}
 	if r := e.call("GET", base+"/"+id+"/deliveries?cursor=1", "client-1", manage, nil); r.status != 400 {
@@ -178,16 +171,16 @@ func TestWebhookEndpointManagement(t *testing.T) {
 	}
 
 	// Retry, replay.
-	if r := e.call("POST", base+"/"+id+"/deliveries/"+testDelivery["id"].(string)+"/retry", "client-1", manage,
-		map[string]any{"idempotencyKey": "88888888-8888-4888-8888-888888888888"}); r.status != 202 {
+	if r := e.call("POST", base+"/"+id+"/deliveries/"+testDelivery.ID+"/retry", "client-1", manage,
+		keyed{IdempotencyKey: "88888888-8888-4888-8888-888888888888"}); r.status != 202 {
 		t.Fatalf("retry: %d %s", r.status, r.body)
 	}
 	if r := e.call("POST", base+"/"+id+"/deliveries/999999/retry", "client-1", manage,
-		map[string]any{"idempotencyKey": "99999999-9999-4999-8999-999999999999"}); r.status != 404 {
+		keyed{IdempotencyKey: "99999999-9999-4999-8999-999999999999"}); r.status != 404 {
 		t.Fatalf("retry of an unknown delivery: %d", r.status)
 	}
 	r = e.call("POST", base+"/"+id+"/replay", "client-1", manage, map[string]any{"afterSeq": 0, "idempotencyKey": "aaaaaaaa-aaaa-4aaa-8aaa-aaaaaaaaaaaa"})
-	if r.status != 202 || data(t, r)["enqueued"] != float64(1) || data(t, r)["lastSeq"] != float64(1) {
+	if a := data[replayAnswer](t, r); r.status != 202 || a.Enqueued != 1 || a.LastSeq != 1 {
 		t.Fatalf("replay: %d %s", r.status, r.body)
 	}
 	if r := e.call("POST", base+"/"+id+"/replay", "client-1", manage, map[string]any{"idempotencyKey": "bbbbbbbb-bbbb-4bbb-8bbb-bbbbbbbbbbbb"}); r.status != 400 {
@@ -195,13 +188,13 @@ func TestWebhookEndpointManagement(t *testing.T) {
 	}
 
 	// Rotation: a new secret, the previous one signing until the grace ends.
-	r = e.call("POST", base+"/"+id+"/rotate-secret", "client-1", manage, map[string]any{"idempotencyKey": "cccccccc-cccc-4ccc-8ccc-cccccccccccc"})
-	if r.status != 200 || data(t, r)["secret"] == secret || data(t, r)["endpoint"].(map[string]any)["previousSecretExpiresAt"] == nil {
+	r = e.call("POST", base+"/"+id+"/rotate-secret", "client-1", manage, keyed{IdempotencyKey: "cccccccc-cccc-4ccc-8ccc-cccccccccccc"})
+	if a := data[endpointAnswer](t, r); r.status != 200 || a.Secret == secret || a.Endpoint.PreviousSecretExpiresAt == nil {
 		t.Fatalf("rotate: %d %s", r.status, r.body)
 	}
 
 	// Delete: gone from the list, and then unknown.
-	if r := e.call("DELETE", base+"/"+id, "client-1", manage, map[string]any{"idempotencyKey": "dddddddd-dddd-4ddd-8ddd-dddddddddddd"}); r.status != 200 {
+	if r := e.call("DELETE", base+"/"+id, "client-1", manage, keyed{IdempotencyKey: "dddddddd-dddd-4ddd-8ddd-dddddddddddd"}); r.status != 200 {
 		t.Fatalf("delete: %d %s", r.status, r.body)
 	}
 	if r := e.call("GET", base, "client-1", manage, nil); string(r.body) != `{"data":[]}` {

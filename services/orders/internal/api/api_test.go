@@ -168,8 +168,8 @@ func TestSearchBounds(t *testing.T) {
 	for _, ok := range []string{"limit=1", "limit=20", "order_id=" + long(255), "start_date=2026-03-01&end_date=2026-03-31&item_name=" + long(100),
 		"start_date=2026-03-01&end_date=2026-03-01&restaurant_order_number=1&min_total_minor=0&max_total_minor=0&start_time=00:00&end_time=23:59",
 		"organization_id=0b5a3c1e-8f51-4a0e-9b8e-1c1f0e6d2aff"} {
-		if status, body := e.get(base+"?"+ok, helsinki); status != http.StatusOK {
-			t.Fatalf("%s: %d %v", ok, status, body)
+		if a := e.search(base+"?"+ok, helsinki); a.Status != http.StatusOK {
+			t.Fatalf("%s: %d %s", ok, a.Status, a.Raw)
 		}
 	}
 }
@@ -270,8 +270,8 @@ func TestCursorTamperedOrRebound(t *testing.T) {
 		t.Fatalf("no next page: %s", foreign.Raw)
 	}
 	oc := *foreign.Data.NextCursor
-	if status, _ := e.get(base+"?limit=1&cursor="+url.QueryEscape(oc), helsinki); status != http.StatusBadRequest {
-		t.Fatalf("foreign cursor: %d", status)
+	if a := e.search(base+"?limit=1&cursor="+url.QueryEscape(oc), helsinki); a.Status != http.StatusBadRequest {
+		t.Fatalf("foreign cursor: %d", a.Status)
 	}
 }
 
@@ -333,14 +333,14 @@ func TestRestaurantIsolation(t *testing.T) {
 	if a := e.search(base, other); a.Status != http.StatusNotFound || a.Error != "not_found" {
 		t.Fatalf("search of another restaurant: %d %s", a.Status, a.Raw)
 	}
-	if status, _ := e.get(base+"/o1", other); status != http.StatusNotFound {
-		t.Fatalf("details under another restaurant's context: %d", status)
+	if a := e.details(base+"/o1", other); a.Status != http.StatusNotFound {
+		t.Fatalf("details under another restaurant's context: %d", a.Status)
 	}
-	if status, _ := e.get(base+"/x1", helsinki); status != http.StatusNotFound {
-		t.Fatalf("details of another restaurant's order: %d", status)
+	if a := e.details(base+"/x1", helsinki); a.Status != http.StatusNotFound {
+		t.Fatalf("details of another restaurant's order: %d", a.Status)
 	}
-	if status, _ := e.get(base+"/nope", helsinki); status != http.StatusNotFound {
-		t.Fatalf("unknown order: %d", status)
+	if a := e.details(base+"/nope", helsinki); a.Status != http.StatusNotFound {
+		t.Fatalf("unknown order: %d", a.Status)
 	}
 	for _, q := range []string{"", "?order_id=x1", "?start_date=2026-03-10&end_date=2026-03-10&item_name=salmon"} {
 		if slices.Contains(e.page(base+q, helsinki).ids(), "x1") {
@@ -373,16 +373,15 @@ func TestDetails(t *testing.T) {
 	if a := e.search(base+"/"+strings.Repeat("z", 256), helsinki); a.Status != http.StatusBadRequest || !strings.Contains(a.Message, "orderId") {
 		t.Fatalf("long id: %d %s", a.Status, a.Raw)
 	}
-	if status, _ := e.get(base+"/o1?foo=1", helsinki); status != http.StatusBadRequest {
-		t.Fatalf("unknown parameter: %d", status)
+	if a := e.details(base+"/o1?foo=1", helsinki); a.Status != http.StatusBadRequest {
+		t.Fatalf("unknown parameter: %d", a.Status)
 	}
-	status, body := e.get(base+"/o3", helsinki)
-	if status != http.StatusOK {
-		t.Fatalf("%d %v", status, body)
+	a := e.details(base+"/o3", helsinki)
+	if a.Status != http.StatusOK {
+		t.Fatalf("%d %s", a.Status, a.Raw)
 	}
-	o := body["data"].(map[string]any)["order"].(map[string]any)
-	if o["paymentMethod"] != "wolt" || o["tableNumber"] != nil || o["orderType"] != "takeaway" {
-		t.Fatalf("manual marketplace settlement: %v", o)
+	if o := a.Data.Order; o.PaymentMethod != "wolt" || o.TableNumber != nil || o.OrderType != "takeaway" {
+		t.Fatalf("manual marketplace settlement: %s", a.Raw)
 	}
 }
 
@@ -395,13 +394,12 @@ func TestIngestionReplacesAndValidates(t *testing.T) {
 		set("refundedItems", []any{map[string]any{"lineId": "r1-l2", "catalogItemId": "c0a1b2c3-0000-4000-8000-000000000002",
 			"name": "Lingonberry Cake", "quantity": 1, "amountMinor": 800, "refundedAt": "2026-04-01T09:00:00Z"}}),
 		lineNames("Salmon Soup"), set("lines", []any{order(helsinki, "r1", time.Now())["lines"].([]any)[0]})))
-	status, body := e.get(base+"/r1", helsinki)
-	if status != http.StatusOK {
-		t.Fatalf("%d %v", status, body)
+	a := e.details(base+"/r1", helsinki)
+	if a.Status != http.StatusOK {
+		t.Fatalf("%d %s", a.Status, a.Raw)
 	}
-	o := body["data"].(map[string]any)["order"].(map[string]any)
-	if o["status"] != "partially_refunded" || o["refundAmountMinor"] != float64(800) || len(o["items"].([]any)) != 1 || len(o["refundedItems"].([]any)) != 1 {
-		t.Fatalf("re-sent order not replaced: %v", o)
+	if o := a.Data.Order; o.Status != "partially_refunded" || o.RefundAmountMinor != 800 || len(o.Items) != 1 || len(o.RefundedItems) != 1 {
+		t.Fatalf("re-sent order not replaced: %s", a.Raw)
 	}
 	if got := e.page(base, helsinki).ids(); !slices.Equal(got, []string{"r1"}) {
 		t.Fatalf("re-sending duplicated the order: %v", got)
@@ -426,7 +424,7 @@ func TestIngestionReplacesAndValidates(t *testing.T) {
 			t.Fatalf("want 400 naming %q, got %d %s", c.want, status, raw)
 		}
 	}
-	if status, _ := e.get(base+"/n1", helsinki); status != http.StatusNotFound {
+	if a := e.details(base+"/n1", helsinki); a.Status != http.StatusNotFound {
 		t.Fatal("a rejected batch stored its valid lines")
 	}
 	status, raw := e.do(http.MethodPost, "/internal/v1/orders/ingest", "", strings.NewReader(good), map[string]string{"Authorization": "Bearer wrong"})
@@ -554,7 +552,7 @@ func TestIngestionRefusesBadRecords(t *testing.T) {
 			if a := servicetest.Decode[json.RawMessage](t, status, raw); status != http.StatusBadRequest || a.Error != "invalid_request" || !strings.HasPrefix(a.Message, c.want) {
 				t.Fatalf("want 400 invalid_request %q, got %d %s", c.want, status, raw)
 			}
-			if status, _ := e.get(base+"/n1", helsinki); status != http.StatusNotFound {
+			if a := e.details(base+"/n1", helsinki); a.Status != http.StatusNotFound {
 				t.Fatal("a refused request stored its valid line")
 			}
 		})
@@ -594,7 +592,7 @@ func TestSearchAndDetailsRefuseInvalidText(t *testing.T) {
 			t.Fatalf("%s: want 400 %q, got %d %s", c.path, c.want, a.Status, a.Raw)
 		}
 	}
-	if status, body := e.get(base+"/"+strings.Repeat("%C3%A9", 255), helsinki); status != http.StatusNotFound {
-		t.Fatalf("a 255-character id: %d %v", status, body)
+	if a := e.details(base+"/"+strings.Repeat("%C3%A9", 255), helsinki); a.Status != http.StatusNotFound {
+		t.Fatalf("a 255-character id: %d %s", a.Status, a.Raw)
 	}
 }

@@ -5,15 +5,19 @@ import (
 	"net/http"
 	"reflect"
 	"testing"
+
+	"partnerapi.dev/pkg/servicetest"
 )
 
+// event is an order event: the order as search shows it.
 type event struct {
 	Type, RestaurantID string
-	Data               map[string]any
+	Data               orderSummary
 }
 
 // takeEvents returns the events recorded since the last call, in order,
-// and removes them (as the relay does once they are acknowledged).
+// and removes them (as the relay does once they are acknowledged); data
+// with a field orderSummary does not declare fails the test.
 func (e *env) takeEvents() []event {
 	e.t.Helper()
 	var rows []struct{ Type, RestaurantID, Data string }
@@ -23,10 +27,7 @@ SELECT type, restaurant_id, data FROM d ORDER BY pos`).Scan(&rows).Error; err !=
 	}
 	out := make([]event, len(rows))
 	for i, r := range rows {
-		out[i] = event{Type: r.Type, RestaurantID: r.RestaurantID}
-		if err := json.Unmarshal([]byte(r.Data), &out[i].Data); err != nil {
-			e.t.Fatal(err)
-		}
+		out[i] = event{Type: r.Type, RestaurantID: r.RestaurantID, Data: strict[orderSummary](e.t, []byte(r.Data))}
 	}
 	return out
 }
@@ -47,7 +48,7 @@ func TestIngestionRecordsOrderEvents(t *testing.T) {
 			if g.RestaurantID != helsinki {
 				t.Fatalf("%s: event for %s", step, g.RestaurantID)
 			}
-			names = append(names, g.Type+":"+g.Data["orderId"].(string))
+			names = append(names, g.Type+":"+g.Data.OrderID)
 		}
 		if !reflect.DeepEqual(names, want) {
 			t.Fatalf("%s: recorded %v, want %v", step, names, want)
@@ -56,19 +57,22 @@ func TestIngestionRecordsOrderEvents(t *testing.T) {
 	}
 	e.ingest(o1, o2)
 	got := types("new orders", "order.created:o1", "order.created:o2")
-	_, body := e.get("/v1/restaurants/"+helsinki+"/orders?limit=10", helsinki)
+	page := servicetest.Must[struct {
+		Matches []json.RawMessage `json:"matches"`
+	}](e.Client, http.StatusOK, http.MethodGet, "/v1/restaurants/"+helsinki+"/orders?limit=10", helsinki, nil)
 	compared := 0
-	for _, m := range body["data"].(map[string]any)["matches"].([]any) {
-		if m.(map[string]any)["orderId"] != "o1" {
+	for _, raw := range page.Matches {
+		m := strict[orderSummary](t, raw)
+		if m.OrderID != "o1" {
 			continue
 		}
 		compared++
 		if !reflect.DeepEqual(m, got[0].Data) {
-			t.Fatalf("event data %v, search shows %v", got[0].Data, m)
+			t.Fatalf("event data %+v, search shows %s", got[0].Data, raw)
 		}
 	}
 	if compared != 1 {
-		t.Fatalf("o1 not found in search: %v", body)
+		t.Fatalf("o1 not found in search: %s", page.Matches)
 	}
 
 	e.ingest(o1, o2)

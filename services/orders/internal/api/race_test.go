@@ -61,7 +61,7 @@ func TestConcurrentIngestionEventsMatchTheOrders(t *testing.T) {
 		for i := 1; i < len(events); i++ {
 			prev, cur := events[i-1].Data, events[i].Data
 			want := contracts.EventOrderUpdated
-			if cur["refundAmountMinor"].(float64) > prev["refundAmountMinor"].(float64) {
+			if cur.RefundAmountMinor > prev.RefundAmountMinor {
 				want = contracts.EventOrderRefunded
 			}
 			switch {
@@ -71,13 +71,13 @@ func TestConcurrentIngestionEventsMatchTheOrders(t *testing.T) {
 				t.Fatalf("round %d: events %v: event %d is %s, want %s", round, types(events), i, events[i].Type, want)
 			}
 		}
-		_, body := e.get("/v1/restaurants/"+helsinki+"/orders/"+id, helsinki)
-		stored := body["data"].(map[string]any)["order"].(map[string]any)
-		last := events[len(events)-1].Data
-		for _, k := range []string{"status", "refundAmountMinor", "tableNumber"} {
-			if !reflect.DeepEqual(stored[k], last[k]) {
-				t.Fatalf("round %d: events %v: stored %s is %v, the last event says %v", round, types(events), k, stored[k], last[k])
-			}
+		a := e.details("/v1/restaurants/"+helsinki+"/orders/"+id, helsinki)
+		if a.Status != http.StatusOK {
+			t.Fatalf("round %d: details: %d %s", round, a.Status, a.Raw)
+		}
+		stored, last := a.Data.Order, events[len(events)-1].Data
+		if stored.Status != last.Status || stored.RefundAmountMinor != last.RefundAmountMinor || !reflect.DeepEqual(stored.TableNumber, last.TableNumber) {
+			t.Fatalf("round %d: events %v: the stored order's status, refund or table differs from the last event's: %s", round, types(events), a.Raw)
 		}
 	}
 }
@@ -85,7 +85,11 @@ func TestConcurrentIngestionEventsMatchTheOrders(t *testing.T) {
 func types(events []event) []string {
 	out := make([]string, len(events))
 	for i, ev := range events {
-		out[i] = ev.Type + fmt.Sprintf("(%v,%v,%v)", ev.Data["status"], ev.Data["tableNumber"], ev.Data["refundAmountMinor"])
+		var table any
+		if n := ev.Data.TableNumber; n != nil {
+			table = *n
+		}
+		out[i] = ev.Type + fmt.Sprintf("(%v,%v,%v)", ev.Data.Status, table, ev.Data.RefundAmountMinor)
 	}
 	return out
 }

@@ -30,8 +30,8 @@ func TestReplicaReadsSeeCommittedOrders(t *testing.T) {
 	if !found("during") {
 		t.Fatal("an order ingested while the replica's replay is paused is not found")
 	}
-	if status, _ := e.get(base+"/during", helsinki); status != 200 {
-		t.Fatalf("details while the replica lags: %d", status)
+	if a := e.details(base+"/during", helsinki); a.Status != 200 {
+		t.Fatalf("details while the replica lags: %d", a.Status)
 	}
 	if e.reads.DB(ctx) == e.reads.Replica() {
 		t.Fatal("a lagging replica served a read")

@@ -81,16 +81,6 @@ func (e *env) do(method, path, tenant string, body io.Reader, header map[string]
 	return e.Do(method, path, tenant, body, header)
 }
 
-func (e *env) get(path, tenant string) (int, map[string]any) {
-	e.t.Helper()
-	status, raw := e.Do(http.MethodGet, path, tenant, nil, nil)
-	var m map[string]any
-	if err := json.Unmarshal(raw, &m); err != nil {
-		e.t.Fatalf("GET %s: %d %s", path, status, raw)
-	}
-	return status, m
-}
-
 // searchPage is the data of an order search's answer, as tests read it.
 type searchPage struct {
 	RestaurantID string `json:"restaurantId"`
@@ -123,6 +113,12 @@ func (p searchPage) ids() []string {
 func (e *env) search(path, tenant string) servicetest.Answer[searchPage] {
 	e.t.Helper()
 	return servicetest.Call[searchPage](e.Client, http.MethodGet, path, tenant, nil)
+}
+
+// details is a GET of an order's details (or its refusal) decoded.
+func (e *env) details(path, tenant string) servicetest.Answer[orderDetails] {
+	e.t.Helper()
+	return servicetest.Call[orderDetails](e.Client, http.MethodGet, path, tenant, nil)
 }
 
 // page is an order search answered 200, decoded.

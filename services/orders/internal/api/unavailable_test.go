@@ -3,6 +3,7 @@ package api_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
@@ -29,9 +30,9 @@ func TestDatabaseUnavailable(t *testing.T) {
 	h := &api.Handlers{Repo: &store.Store{DB: db.SQL}, Cursors: cursor.New(bytes.Repeat([]byte{9}, 32)), Keys: keys, IngestToken: token}
 	e := appEnv(t, h.App(nil), keys)
 	for _, path := range []string{base, base + "/o1", base + "?order_id=o1"} {
-		status, body := e.get(path, helsinki)
-		if status != http.StatusServiceUnavailable || body["error"] != "service_unavailable" {
-			t.Fatalf("%s: %d %v", path, status, body)
+		a := servicetest.Call[json.RawMessage](e.Client, http.MethodGet, path, helsinki, nil)
+		if a.Status != http.StatusServiceUnavailable || a.Error != "service_unavailable" {
+			t.Fatalf("%s: %d %s", path, a.Status, a.Raw)
 		}
 	}
 	status, raw := e.ingestRaw(ndjson(order(helsinki, "u1", hel(2026, 3, 10, 12, 0))))
