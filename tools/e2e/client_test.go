@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
@@ -16,6 +17,7 @@ import (
 	openapi_types "github.com/oapi-codegen/runtime/types"
 
 	"partnerapi.dev/pkg/apispec"
+	"partnerapi.dev/pkg/testenv"
 	"partnerapi.dev/services/contracts"
 	"partnerapi.dev/tools/partnerclient"
 	"partnerapi.dev/tools/seed"
@@ -102,13 +104,15 @@ func client(t *testing.T, sys *system.Stack, token string) *partnerclient.Client
 
 func buildPartnerctl(t *testing.T) string {
 	t.Helper()
-	bin := t.TempDir()
-	build := exec.Command("go", "build", "-o", bin, "./cmd/partnerctl")
-	build.Dir = "../../services/identity"
-	build.Env = append(os.Environ(), "GOWORK=off")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build partnerctl: %v\n%s", err, out)
-	}
+	bin := testenv.SharedDir(t, "partnerctl", func(dir string) error {
+		build := exec.Command("go", "build", "-o", dir, "./cmd/partnerctl")
+		build.Dir = "../../services/identity"
+		build.Env = append(os.Environ(), "GOWORK=off")
+		if out, err := build.CombinedOutput(); err != nil {
+			return fmt.Errorf("build partnerctl: %w\n%s", err, out)
+		}
+		return nil
+	})
 	return filepath.Join(bin, "partnerctl")
 }
 

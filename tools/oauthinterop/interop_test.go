@@ -135,14 +135,11 @@ func stderr(err error) string {
 	return ""
 }
 
-// binaries builds what the system test runs (system.Build).
+// binaries builds what the system tests run (system.Build), once for all
+// of them.
 func binaries(t *testing.T) string {
 	t.Helper()
-	bin := t.TempDir()
-	if err := system.Build(filepath.Join("..", ".."), bin); err != nil {
-		t.Fatal(err)
-	}
-	return bin
+	return testenv.SharedDir(t, "oauthinterop-bin", func(dir string) error { return system.Build(filepath.Join("..", ".."), dir) })
 }
 
 func start(t *testing.T, bin string) *system.Stack {

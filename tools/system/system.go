@@ -64,20 +64,29 @@ type Options struct {
 
 // Build compiles into dir what Start runs: every process devstack
 // starts, each module on its own (GOWORK=off) as a team would build it, and
-// devstack, seed and partnerctl. root is the repository's root folder.
+// devstack, seed and partnerctl. root is the repository's root folder. One
+// go build per module links that module's commands side by side.
 func Build(root, dir string) error {
-	builds := [][2]string{{"services/identity", "./cmd/partnerctl"}, {"tools", "./cmd/devstack"}, {"tools", "./cmd/seed"}}
-	for _, p := range registry.Processes() {
-		if !p.Kubernetes {
-			builds = append(builds, [2]string{p.Module, p.ModuleCommand()})
-		}
+	commands := map[string][]string{
+		"services/identity": {"./cmd/partnerctl"},
+		"tools":             {"./cmd/devstack", "./cmd/seed"},
 	}
-	for _, b := range builds {
-		cmd := exec.Command("go", "build", "-o", dir, b[1])
-		cmd.Dir = filepath.Join(root, b[0])
+	modules := []string{"services/identity", "tools"}
+	for _, p := range registry.Processes() {
+		if p.Kubernetes {
+			continue
+		}
+		if _, ok := commands[p.Module]; !ok {
+			modules = append(modules, p.Module)
+		}
+		commands[p.Module] = append(commands[p.Module], p.ModuleCommand())
+	}
+	for _, m := range modules {
+		cmd := exec.Command("go", append([]string{"build", "-o", dir + string(filepath.Separator)}, commands[m]...)...)
+		cmd.Dir = filepath.Join(root, m)
 		cmd.Env = append(os.Environ(), "GOWORK=off")
 		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("build %s %s: %w\n%s", b[0], b[1], err, out)
+			return fmt.Errorf("build %s %v: %w\n%s", m, commands[m], err, out)
 		}
 	}
 	return nil

@@ -20,6 +20,7 @@ import (
 // the partner's next call under that grant is refused. Screenshots of each
 // page are kept in the test's artifact directory (go test -artifacts).
 func TestBrowserConnectedApps(t *testing.T) {
+	t.Parallel()
 	bin := testenv.Chromium(t)
 	e := newEnv(t)
 	_, tok := e.approve(t, e.opts("demo-partner"))

@@ -165,6 +165,7 @@ func (e *env) grantStatus(t *testing.T, id string) string {
 }
 
 func TestConnectedAppsVisibility(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	g := seedAccounts(t, e)
 	all := map[string]string{"a": g.a, "north": g.north, "south": g.south, "b": g.b, "east": g.east}
@@ -241,6 +242,7 @@ func contains(list []string, s string) bool {
 // grant that also covers what the user does not own or administer cannot
 // be revoked by them.
 func TestConnectedAppsRevoke(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	g := seedAccounts(t, e)
 

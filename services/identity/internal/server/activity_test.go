@@ -63,6 +63,7 @@ func newEventsStandIn(t *testing.T, keys *internalctx.Keyring, grant *string) *e
 // its webhook hosts; identity asks only about the viewer's restaurants;
 // without the events service the rest of the page still shows.
 func TestConnectedAppsActivity(t *testing.T) {
+	t.Parallel()
 	keys, err := internalctx.ParseKeys(ctxKeys)
 	if err != nil {
 		t.Fatal(err)

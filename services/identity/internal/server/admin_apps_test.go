@@ -9,6 +9,7 @@ import (
 // TestAdminConnectedApps: the admin API lists what a user's connected-apps
 // page shows, or every app covering a restaurant now.
 func TestAdminConnectedApps(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	g := seedAccounts(t, e)
 	list := func(query string) (int, []string) {

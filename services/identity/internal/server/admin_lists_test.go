@@ -10,6 +10,7 @@ import (
 // The operator's lists page through the directory on the internal listener,
 // only with the admin token, and never show a password hash.
 func TestAdminListsOnTheInternalListener(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	for _, path := range []string{"/admin/v1/organizations", "/admin/v1/restaurants", "/admin/v1/users", "/admin/v1/memberships"} {
 		var env map[string]any

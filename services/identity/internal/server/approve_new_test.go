@@ -37,6 +37,7 @@ func (e *env) partnerRestaurants(t *testing.T, grantID string) []string {
 // organization may, only for an active grant that names it, and the partner
 // then reaches it.
 func TestConnectedAppsApproveNewRestaurants(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	g := seedAccounts(t, e)
 	doc := domain.DirectoryImport{Restaurants: []domain.ImportRestaurant{{RestaurantID: restE, Name: "Epsilon Eatery", TimeZone: "Europe/Helsinki",

@@ -25,6 +25,7 @@ func authorizeURL(base, client, state, verifier string) string {
 // choose any length; the answer carries state only when the request did, and
 // always the issuer (RFC 9207).
 func TestStateIsOptionalUnderPKCE(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
 	for _, state := range []string{"", "x", "abc1234", "a-long-enough-state-value"} {
@@ -55,6 +56,7 @@ func TestStateIsOptionalUnderPKCE(t *testing.T) {
 // TestAuthorizationErrorsNameTheIssuer: an error sent back to the client
 // carries iss, and state only when the request had one.
 func TestAuthorizationErrorsNameTheIssuer(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
 	for _, state := range []string{"", "s1"} {
@@ -91,6 +93,7 @@ func TestAuthorizationErrorsNameTheIssuer(t *testing.T) {
 // redirect URI and the client registered several, nothing can be redirected
 // to, so the owner reads the refusal on an error page, before any sign-in.
 func TestPKCERefusalWithoutRedirectURIIsAPage(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	var out map[string]any
 	if st := e.admin(t, http.MethodPatch, "/admin/v1/clients/demo-partner", map[string]any{"redirectUris": []string{callbackURI, "http://127.0.0.1:8977/callback"}}, &out); st != http.StatusOK {

@@ -19,6 +19,7 @@ import (
 // sign in, choose an organization, approve, land on the partner's callback
 // with a code; then a second run that denies.
 func TestBrowserSignInConsent(t *testing.T) {
+	t.Parallel()
 	bin := testenv.Chromium(t)
 	e := newEnv(t)
 

@@ -84,6 +84,7 @@ func (e *env) post(t *testing.T, hc *http.Client, action string, f *flow.Form, e
 // PKCE challenge, or choose something the page did not offer; a page is
 // answered once, and only by the browser session that saw it.
 func TestConsentApprovesOnlyWhatThePageShowed(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
 	exchange := func(t *testing.T, q url.Values, verifier string) *flow.Token {

@@ -13,6 +13,7 @@ import (
 // TestGrantViewMatchesTheContract holds identity's grant view to the type
 // the gateway decodes: no field the contract lacks, none it has left out.
 func TestGrantViewMatchesTheContract(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	_, tok := e.approve(t, e.opts("demo-partner"))
 	gid := jwtClaims(t, tok.AccessToken)["gid"].(string)

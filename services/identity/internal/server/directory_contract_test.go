@@ -15,6 +15,7 @@ import (
 // generates): every field it writes is one the contract declares, and
 // identity imports it.
 func TestSeedDirectoryDecodesStrictlyAndImports(t *testing.T) {
+	t.Parallel()
 	raw, err := os.ReadFile("testdata/seed-directory.json")
 	if err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 )
 
 func TestFlowCodeTokenRefreshRotation(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
 	o := e.opts("demo-partner")
@@ -54,6 +55,7 @@ func TestFlowCodeTokenRefreshRotation(t *testing.T) {
 }
 
 func TestFlowRefusals(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
 

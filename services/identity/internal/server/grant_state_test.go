@@ -27,6 +27,7 @@ func (e *env) grantView(t *testing.T, gid string) contracts.Grant {
 // GRANT_CACHE_TTL); given back, it applies again to the grants whose owner
 // approved it.
 func TestRemovingAClientScopeNarrowsExistingGrants(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	o := e.opts("conf-partner")
 	o.Restaurant = restA
@@ -64,6 +65,7 @@ func TestRemovingAClientScopeNarrowsExistingGrants(t *testing.T) {
 // refuses its tokens and the events service stops its webhooks; revoking
 // only an access token leaves the grant.
 func TestRevokingTheRefreshTokenEndsTheAuthorization(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	for _, client := range []string{"demo-partner", "conf-partner"} {
 		o := e.opts(client)

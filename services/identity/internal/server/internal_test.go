@@ -11,6 +11,7 @@ import (
 // public one they are unknown paths, with the admin token or without, under
 // any spelling a proxy in front might pass on.
 func TestAdminAPIAndMetricsOnlyOnTheInternalListener(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	withToken := map[string]string{"Authorization": "Bearer " + adminToken}
 	for _, path := range []string{

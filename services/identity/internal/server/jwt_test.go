@@ -71,6 +71,7 @@ func verify(t *testing.T, e *env, token string) (map[string]any, string) {
 // TestOAuth2ClientLibraryAndKeyRotation uses golang.org/x/oauth2 as the
 // partner's client, verifies tokens with the JWKS, and rotates the key.
 func TestOAuth2ClientLibraryAndKeyRotation(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
 	// The partner's callback, served locally.

@@ -29,6 +29,7 @@ func appSection(t *testing.T, body, grantID string) string {
 // grant is skipped, a call without the signed context is refused), and the
 // page shows it rounded.
 func TestConnectedAppsLastUsed(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	g := seedAccounts(t, e)
 	now := time.Now().UTC().Truncate(time.Minute)

@@ -12,6 +12,7 @@ import (
 )
 
 func TestSignInPageCookieAndCSRF(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	jar, _ := cookiejar.New(nil)
 	hc := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
@@ -67,6 +68,7 @@ func TestSignInPageCookieAndCSRF(t *testing.T) {
 // cookie of the path the pages used before (/oauth2/) sends it ahead of the
 // current one; every page removes it, so signing in sticks.
 func TestSessionCookieOfTheOldPathIsRemoved(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	jar, _ := cookiejar.New(nil)
 	base, _ := url.Parse(e.base + "/oauth2/")

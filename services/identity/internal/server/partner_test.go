@@ -26,6 +26,7 @@ func asJSON(v any) string {
 }
 
 func TestRestaurantBoundary(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	gid := grantFor(t, e, restA)
 
@@ -75,6 +76,7 @@ func TestRestaurantBoundary(t *testing.T) {
 }
 
 func TestOrganizationBoundaryCoverageAndTruncation(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	gid := grantFor(t, e, "", orgNorth, orgSouth)
 
@@ -180,6 +182,7 @@ func TestOrganizationBoundaryCoverageAndTruncation(t *testing.T) {
 }
 
 func TestInternalAndAdminRefusals(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	var env map[string]any
 	unknown := "44444444-4444-4444-8444-444444444444"
@@ -200,6 +203,7 @@ func TestInternalAndAdminRefusals(t *testing.T) {
 }
 
 func TestAdminImportIsIdempotentAndStrict(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	var before, after []struct{ ID, PasswordHash string }
 	e.db.Gorm.Raw(`SELECT id::text AS id, password_hash FROM users ORDER BY id`).Scan(&before)
@@ -253,6 +257,7 @@ func TestAdminImportIsIdempotentAndStrict(t *testing.T) {
 }
 
 func TestAdminImportLargerThanOneMiB(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	var d domain.DirectoryImport
 	long := strings.Repeat("x", 150)

@@ -15,6 +15,7 @@ import (
 // 128 unreserved characters with method S256 is refused at once, on the
 // redirect, before any page is shown.
 func TestPKCEChallengeIsCheckedBeforeSignIn(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	good := flow.S256(flow.NewVerifier())
 	cases := []struct {

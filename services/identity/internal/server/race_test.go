@@ -24,6 +24,7 @@ import (
 // are refused (invalid_grant), and a refusal as a reuse revokes what the
 // code issued, as a later reuse does.
 func TestCodeIsExchangedOnceUnderConcurrency(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
 	for round := range testenv.Rounds(t, 8) {
@@ -75,6 +76,7 @@ func TestCodeIsExchangedOnceUnderConcurrency(t *testing.T) {
 // the refresh issued. (A revocation at /oauth2/revoke that finds the token
 // already rotated revokes nothing, as it does one after the other.)
 func TestRevocationRacingRefresh(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
 	o := e.opts("conf-partner")
@@ -149,6 +151,7 @@ func (e *env) signInForm(t *testing.T) (*http.Client, string, url.Values) {
 // wrong passwords sent one after another then get exactly the checks left,
 // and the right password is refused once the window is full.
 func TestSignInThrottleCountsConcurrentAttempts(t *testing.T) {
+	t.Parallel()
 	for round := range testenv.Rounds(t, 3) {
 		e := newEnv(t)
 		attempt := func(password string) func() int {

@@ -63,6 +63,7 @@ func (e *env) revoke(t *testing.T, o flow.Options, token, hint string) {
 }
 
 func TestRevokedAccessTokensAreListedForTheGateway(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
 	type issued struct {

@@ -192,6 +192,7 @@ func waitFor(t *testing.T, what string, cond func() bool, deliveries func() map[
 // the menus and orders relays append them (those services' tests hold that
 // a partner write records its event with the request's actor).
 func TestBrowserRevokeStopsThePartner(t *testing.T) {
+	t.Parallel()
 	chromium := testenv.Chromium(t)
 	bin := buildEvents(t, t.TempDir())
 	eventsAddr := testenv.FreeAddr(t)

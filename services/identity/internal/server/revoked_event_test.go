@@ -67,6 +67,7 @@ func (e *env) wantRevoked(t *testing.T, grantID, client, by string, restaurants 
 // event on each restaurant it covers, once; a refused or repeated revocation
 // and a revocation that ends only a token record none.
 func TestRevocationRecordsTheRevokedEvent(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	g := seedAccounts(t, e)
 

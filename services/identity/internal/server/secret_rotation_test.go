@@ -25,6 +25,7 @@ func (e *env) authenticates(t *testing.T, secret string) bool {
 // secret keeps working for the overlap the caller asks for, so a partner can roll
 // its deployments, and stops at once with no overlap.
 func TestClientSecretRotationOverlap(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	if !e.authenticates(t, confSecret) || e.authenticates(t, "wrong-secret-0123456789abcdef") {
 		t.Fatal("before rotation: the seeded secret must work and a wrong one must not")

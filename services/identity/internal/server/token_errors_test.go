@@ -16,6 +16,7 @@ import (
 // RFC 6749 codes with a plain description, and a client that fails to
 // authenticate gets 401 with the challenge of RFC 6749 section 5.2.
 func TestTokenEndpointErrors(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	cases := []struct {
 		name, path string
@@ -63,6 +64,7 @@ func TestTokenEndpointErrors(t *testing.T) {
 // /oauth2/revoke, or with its family after a reuse, is answered as revoked;
 // only the token presented twice is "already used".
 func TestRevokedRefreshTokenIsDescribedAsRevoked(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
 	revoked := func(t *testing.T, err error) {
