@@ -17,9 +17,12 @@ endif
 GOLANGCI_LINT_VERSION := v2.15.0
 TOOLS_BIN := $(CURDIR)/.cache/bin
 TEST_FLAGS ?= -race -count=1 -timeout 15m
-# The inner loop's flags (make test-short, make test-one): no race detector, and -short skips the
-# chart dry-run against a kube-apiserver and the other slow tests that honour it.
-SHORT_FLAGS ?= -short -count=1 -timeout 15m
+# The inner loop's flags (make test-short, make test-one): no race detector, -short skips the
+# chart dry-run against a kube-apiserver and the other slow tests that honour it, and no -count=1:
+# a package whose code, test files and environment did not change since its last pass is taken
+# from go test's cache ("(cached)"; the throwaway servers keep their ports from run to run).
+# SHORT_FLAGS="-short -count=1" runs every test again.
+SHORT_FLAGS ?= -short -timeout 15m
 # Fuzz targets that make test runs for FUZZ_TIME each, as module:package:target.
 FUZZ_TARGETS := gateway:./internal/server:FuzzPartnerRoutes services/orders:./internal/api:FuzzOrderRoutes \
   services/menus:./internal/api:FuzzWriteBodies services/catalogimport:./internal/api:FuzzWriteBodies \

@@ -104,6 +104,7 @@ func client(t *testing.T, sys *system.Stack, token string) *partnerclient.Client
 
 func buildPartnerctl(t *testing.T) string {
 	t.Helper()
+	testenv.Sources(t)
 	bin := testenv.SharedDir(t, "partnerctl", func(dir string) error {
 		build := exec.Command("go", "build", "-o", dir, "./cmd/partnerctl")
 		build.Dir = "../../services/identity"

@@ -39,6 +39,7 @@ func TestMain(m *testing.M) { testenv.Main(m) }
 // of them.
 func binaries(t *testing.T) string {
 	t.Helper()
+	testenv.Sources(t)
 	return testenv.SharedDir(t, "e2e-bin", func(dir string) error { return system.Build(filepath.Join("..", ".."), dir) })
 }
 

@@ -139,6 +139,7 @@ func stderr(err error) string {
 // of them.
 func binaries(t *testing.T) string {
 	t.Helper()
+	testenv.Sources(t)
 	return testenv.SharedDir(t, "oauthinterop-bin", func(dir string) error { return system.Build(filepath.Join("..", ".."), dir) })
 }
 

@@ -3,11 +3,17 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
+	"hash/fnv"
+	"io/fs"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 
 	"partnerapi.dev/pkg/localinfra"
+	"partnerapi.dev/pkg/testenv"
 )
 
 // withTestInfra runs a command (the test suite) against real Postgres and
@@ -18,9 +24,13 @@ func withTestInfra(ctx context.Context, command []string) error {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	env := os.Environ()
+	stamp, err := sourcesStamp()
+	if err != nil {
+		return err
+	}
+	env := append(os.Environ(), testenv.SourcesEnv+"="+stamp)
 	if os.Getenv("TEST_DATABASE_URL") == "" {
-		pg, err := localinfra.StartPostgres(ctx, localinfra.PostgresOptions{Dir: filepath.Join(tmp, "postgres")})
+		pg, err := localinfra.StartPostgres(ctx, localinfra.PostgresOptions{Dir: filepath.Join(tmp, "postgres"), Port: stablePort(0)})
 		if err != nil {
 			return err
 		}
@@ -29,7 +39,7 @@ func withTestInfra(ctx context.Context, command []string) error {
 		logf("test postgres at %s", pg.URL)
 	}
 	if os.Getenv("TEST_REDIS_URL") == "" {
-		rd, err := localinfra.StartRedis(ctx, localinfra.RedisOptions{Dir: filepath.Join(tmp, "redis")})
+		rd, err := localinfra.StartRedis(ctx, localinfra.RedisOptions{Dir: filepath.Join(tmp, "redis"), Port: stablePort(1)})
 		if err != nil {
 			return err
 		}
@@ -47,4 +57,50 @@ func withTestInfra(ctx context.Context, command []string) error {
 		return err
 	}
 	return nil
+}
+
+// stablePort is a port on 127.0.0.1 derived from the working directory (the
+// checkout), plus offset (0 Postgres, 1 Redis), when it is free; otherwise 0
+// (a free one). The same server URLs from one run to the next let go test
+// take the results of the packages that did not change from its cache
+// (make test-short and test-one, which do not pass -count=1).
+func stablePort(offset int) int {
+	wd, err := os.Getwd()
+	if err != nil {
+		return 0
+	}
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(wd))
+	port := 40000 + int(h.Sum32()%10000)*2 + offset
+	ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+	if err != nil {
+		return 0
+	}
+	_ = ln.Close()
+	return port
+}
+
+// sourcesStamp hashes the path, size and modification time of every file
+// under the working directory (the checkout) but hidden folders and bin/:
+// the tests that build other modules' binaries read it (testenv.Sources),
+// so go test runs them again when anything changed.
+func sourcesStamp() (string, error) {
+	h := fnv.New64a()
+	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			return err
+		case d.IsDir() && path != "." && (strings.HasPrefix(d.Name(), ".") || d.Name() == "bin"):
+			return filepath.SkipDir
+		case d.IsDir():
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(h, "%s %d %d\n", path, info.Size(), info.ModTime().UnixNano())
+		return nil
+	})
+	return fmt.Sprintf("%x", h.Sum64()), err
 }

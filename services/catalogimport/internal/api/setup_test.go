@@ -91,6 +91,9 @@ type options struct {
 // (started on it, sharing the keys) unless opts.menusURL points elsewhere.
 func newEnv(t testing.TB, opts options) *env {
 	t.Helper()
+	if menusBin != "" {
+		testenv.Sources(t) // the menus binary was built from them
+	}
 	dbURL := testenv.NewDatabase(t, "catalogimport", migrateBoth)
 	ctx := context.Background()
 	db, err := database.Open(ctx, database.Config{URL: config.Secret(dbURL)}, "catalogimport")

@@ -48,6 +48,7 @@ func buildEvents(t *testing.T, dir string) string {
 	if _, err := os.Stat(filepath.Join(src, "go.mod")); err != nil {
 		t.Skip("services/events is not in this checkout")
 	}
+	testenv.Sources(t)
 	bin := filepath.Join(dir, "events")
 	cmd := exec.Command("go", "build", "-o", bin, "./cmd/events")
 	cmd.Dir = src

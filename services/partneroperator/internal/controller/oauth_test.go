@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/google/uuid"
+
+	"partnerapi.dev/pkg/testenv"
 )
 
 // oauthOwner is a restaurant owner in identity who can approve a partner.
@@ -43,6 +45,7 @@ func (p *identityProcess) owner(t *testing.T) oauthOwner {
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("directory import: %d", resp.StatusCode)
 	}
+	testenv.Sources(t)
 	o.partnerctl = filepath.Join(t.TempDir(), "partnerctl")
 	build := exec.Command("go", "build", "-o", o.partnerctl, "./cmd/partnerctl")
 	build.Dir = filepath.Join("..", "..", "..", "identity")

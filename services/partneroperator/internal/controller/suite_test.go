@@ -85,6 +85,7 @@ type identityProcess struct {
 // serves it on free ports.
 func startIdentity(t *testing.T) *identityProcess {
 	t.Helper()
+	testenv.Sources(t)
 	bin := filepath.Join(t.TempDir(), "identity")
 	build := exec.Command("go", "build", "-o", bin, "./cmd/identity")
 	build.Dir = filepath.Join("..", "..", "..", "identity")
