@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"testing"
+
+	"partnerapi.dev/services/contracts"
 )
 
 // The orders as the tests read them (the views of views.go).
@@ -23,47 +25,13 @@ type (
 			Kind     string  `json:"kind"`
 			Provider *string `json:"provider"`
 		} `json:"orderOrigin"`
-		OriginalAmountMinor int64       `json:"originalAmountMinor"`
-		TotalAmountMinor    int64       `json:"totalAmountMinor"`
-		VatMinor            int64       `json:"vatMinor"`
-		RefundAmountMinor   int64       `json:"refundAmountMinor"`
-		DiscountAmountMinor int64       `json:"discountAmountMinor"`
-		Items               []orderLine `json:"items"`
-		ItemsTruncated      bool        `json:"itemsTruncated"`
-	}
-
-	orderLine struct {
-		LineID                 string  `json:"lineId"`
-		CatalogItemID          *string `json:"catalogItemId"`
-		CatalogItemKind        *string `json:"catalogItemKind"`
-		CatalogCategoryID      *string `json:"catalogCategoryId"`
-		MenuID                 *string `json:"menuId"`
-		Name                   string  `json:"name"`
-		Category               *string `json:"category"`
-		ItemType               *string `json:"itemType"`
-		Quantity               int64   `json:"quantity"`
-		UnitPriceMinor         int64   `json:"unitPriceMinor"`
-		OriginalUnitPriceMinor *int64  `json:"originalUnitPriceMinor"`
-		GrossAmountMinor       int64   `json:"grossAmountMinor"`
-		DiscountAmountMinor    int64   `json:"discountAmountMinor"`
-		VatAmountMinor         int64   `json:"vatAmountMinor"`
-		TaxEvidence            string  `json:"taxEvidence"`
-		TaxCountryCode         *string `json:"taxCountryCode"`
-		TaxRatesAsOf           *string `json:"taxRatesAsOf"`
-		VatRates               []struct {
-			Category       string `json:"category"`
-			RateBps        int64  `json:"rateBps"`
-			VatAmountMinor int64  `json:"vatAmountMinor"`
-		} `json:"vatRates"`
-		SelectedOptions []struct {
-			OptionID         *string `json:"optionId"`
-			OptionGroupID    *string `json:"optionGroupId"`
-			Name             string  `json:"name"`
-			Quantity         int64   `json:"quantity"`
-			UnitPriceMinor   int64   `json:"unitPriceMinor"`
-			GrossAmountMinor int64   `json:"grossAmountMinor"`
-			VatAmountMinor   int64   `json:"vatAmountMinor"`
-		} `json:"selectedOptions"`
+		OriginalAmountMinor int64                 `json:"originalAmountMinor"`
+		TotalAmountMinor    int64                 `json:"totalAmountMinor"`
+		VatMinor            int64                 `json:"vatMinor"`
+		RefundAmountMinor   int64                 `json:"refundAmountMinor"`
+		DiscountAmountMinor int64                 `json:"discountAmountMinor"`
+		Items               []contracts.OrderLine `json:"items"`
+		ItemsTruncated      bool                  `json:"itemsTruncated"`
 	}
 
 	// orderDetails is the data of an order's details: the summary's fields
