@@ -137,12 +137,19 @@ func TestAgainstRunningIdentity(t *testing.T) {
 	}
 
 	out := ctl("token", "--base-url", base, "--email", "owner@demo.example", "--password", "demo-password", "--client-id", "demo-partner", "--json")
-	var raw map[string]any
-	_ = json.Unmarshal([]byte(out), &raw)
-	if s, _ := raw["access_token"].(string); strings.Count(s, ".") != 2 {
+	var tok struct {
+		AccessToken  string  `json:"access_token"`
+		RefreshToken string  `json:"refresh_token"`
+		ExpiresIn    *int    `json:"expires_in"`
+		ExpiresAt    *string `json:"expires_at"`
+	}
+	if err := json.Unmarshal([]byte(out), &tok); err != nil {
+		t.Fatalf("token output: %v %s", err, out)
+	}
+	if strings.Count(tok.AccessToken, ".") != 2 {
 		t.Fatalf("access token is not a JWT: %s", out)
 	}
-	if raw["refresh_token"] == "" || raw["expires_in"] == nil || raw["expires_at"] == nil {
+	if tok.RefreshToken == "" || tok.ExpiresIn == nil || tok.ExpiresAt == nil {
 		t.Fatalf("token output: %s", out)
 	}
 	ctl("token", "--base-url", base, "--email", "owner@demo.example", "--password", "demo-password", "--client-id", "demo-partner", "--organization", org, "--scope", "svc.restaurant.read svc.organization.read")
@@ -152,9 +159,11 @@ func TestAgainstRunningIdentity(t *testing.T) {
 		t.Fatalf("grants: %s", grants)
 	}
 	gid := strings.Fields(strings.Split(grants, "\n")[1])[0]
-	var gs []map[string]any
-	if err := json.Unmarshal([]byte(ctl("grants", "list", "--client-id", "demo-partner", "--json")), &gs); err != nil || len(gs) != 2 || gs[0]["grantId"] != gid {
-		t.Fatalf("grants list --json: %v %v", err, gs)
+	var gs []struct {
+		GrantID string `json:"grantId"`
+	}
+	if err := json.Unmarshal([]byte(ctl("grants", "list", "--client-id", "demo-partner", "--json")), &gs); err != nil || len(gs) != 2 || gs[0].GrantID != gid {
+		t.Fatalf("grants list --json: %v %+v", err, gs)
 	}
 	// The owner's connected apps, by user and by restaurant: both grants.
 	for _, by := range [][]string{{"--user-id", user}, {"--restaurant-id", rest}} {

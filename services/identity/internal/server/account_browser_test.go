@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"partnerapi.dev/pkg/testenv"
+	"partnerapi.dev/services/contracts"
 )
 
 // TestBrowserConnectedApps drives the connected-apps pages in headless
@@ -24,10 +26,10 @@ func TestBrowserConnectedApps(t *testing.T) {
 	bin := testenv.Chromium(t)
 	e := newEnv(t)
 	_, tok := e.approve(t, e.opts("demo-partner"))
-	gid := jwtClaims(t, tok.AccessToken)["gid"].(string)
-	var view map[string]any
+	gid := grantID(t, tok.AccessToken)
+	var view json.RawMessage
 	if st := e.partner(t, "/v1/restaurants", gid, &view); st != http.StatusOK {
-		t.Fatalf("partner call before revocation: %d %v", st, view)
+		t.Fatalf("partner call before revocation: %d %s", st, view)
 	}
 
 	b := newTab(t, bin, 60*time.Second, chromedp.WindowSize(900, 1000))
@@ -66,11 +68,11 @@ func TestBrowserConnectedApps(t *testing.T) {
 	// Identity's own answer and the grant view the gateway reads (and caches
 	// for GRANT_CACHE_TTL) both refuse the partner now.
 	if st := e.partner(t, "/v1/restaurants", gid, &view); st != http.StatusForbidden {
-		t.Errorf("partner call after revocation: %d %v", st, view)
+		t.Errorf("partner call after revocation: %d %s", st, view)
 	}
-	var g map[string]any
-	if st := e.partner(t, "/internal/v1/grants/"+gid, gid, &g); st != http.StatusOK || g["status"] != "revoked" {
-		t.Errorf("grant view after revocation: %d %v", st, g)
+	var g contracts.Grant
+	if st := e.partner(t, "/internal/v1/grants/"+gid, gid, &g); st != http.StatusOK || g.Status != "revoked" {
+		t.Errorf("grant view after revocation: %d %+v", st, g)
 	}
 	t.Logf("refused %v after the click; screenshots in %s", time.Since(revokedAt).Round(time.Millisecond), t.ArtifactDir())
 }

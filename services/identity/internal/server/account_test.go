@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"encoding/json"
 	"html"
 	"io"
 	"net/http"
@@ -51,9 +52,9 @@ func seedAccounts(t *testing.T, e *env) accountGrants {
 			{UserID: userEve, OrganizationID: ptr(orgEast), Role: "admin"},
 		},
 	}
-	var out map[string]any
+	var out json.RawMessage
 	if st := e.admin(t, http.MethodPost, "/admin/v1/directory/import", doc, &out); st != http.StatusOK {
-		t.Fatalf("import: %d %v", st, out)
+		t.Fatalf("import: %d %s", st, out)
 	}
 	grant := func(client, user string, b domain.Boundary, restaurant string, orgs ...string) string {
 		id, err := e.parts.Store.CreateGrant(context.Background(), domain.GrantRequest{ClientID: client, UserID: user, Scopes: []string{"svc.restaurant.read", "svc.orders.read"},
@@ -273,9 +274,9 @@ func TestConnectedAppsRevoke(t *testing.T) {
 	})
 
 	t.Run("revoke", func(t *testing.T) {
-		var view map[string]any
+		var view json.RawMessage
 		if st := e.partner(t, "/v1/restaurants", g.b, &view); st != http.StatusOK {
-			t.Fatalf("partner call before: %d %v", st, view)
+			t.Fatalf("partner call before: %d %s", st, view)
 		}
 		// Signing in from the confirmation page comes back to it.
 		b, p := signIn(t, e, beaEmail, "/account/authorizations/"+g.b)
@@ -293,7 +294,7 @@ func TestConnectedAppsRevoke(t *testing.T) {
 			t.Fatalf("grant %s after revocation", st)
 		}
 		if st := e.partner(t, "/v1/restaurants", g.b, &view); st != http.StatusForbidden {
-			t.Fatalf("partner call after revocation: %d %v", st, view)
+			t.Fatalf("partner call after revocation: %d %s", st, view)
 		}
 		list := b.get(r.location)
 		if !strings.Contains(list.body, "Access revoked.") || !strings.Contains(list.body, `<span class="badge">revoked</span>`) ||

@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
@@ -83,9 +84,11 @@ func TestAuthorizationErrorsNameTheIssuer(t *testing.T) {
 			t.Errorf("plain with state %q: %d %s", state, resp.StatusCode, resp.Header.Get("Location"))
 		}
 	}
-	var md map[string]any
-	if st := e.call(t, http.MethodGet, "/.well-known/oauth-authorization-server", nil, &md, nil); st != http.StatusOK || md["authorization_response_iss_parameter_supported"] != true {
-		t.Errorf("metadata: %d %v", st, md)
+	var md struct {
+		IssParameterSupported bool `json:"authorization_response_iss_parameter_supported"`
+	}
+	if st := e.call(t, http.MethodGet, "/.well-known/oauth-authorization-server", nil, &md, nil); st != http.StatusOK || !md.IssParameterSupported {
+		t.Errorf("metadata: %d %+v", st, md)
 	}
 }
 
@@ -95,9 +98,9 @@ func TestAuthorizationErrorsNameTheIssuer(t *testing.T) {
 func TestPKCERefusalWithoutRedirectURIIsAPage(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	var out map[string]any
+	var out json.RawMessage
 	if st := e.admin(t, http.MethodPatch, "/admin/v1/clients/demo-partner", map[string]any{"redirectUris": []string{callbackURI, "http://127.0.0.1:8977/callback"}}, &out); st != http.StatusOK {
-		t.Fatalf("patch client: %d %v", st, out)
+		t.Fatalf("patch client: %d %s", st, out)
 	}
 	for _, method := range []string{"plain", ""} {
 		q := url.Values{"response_type": {"code"}, "client_id": {"demo-partner"}, "code_challenge": {flow.S256(flow.NewVerifier())}}

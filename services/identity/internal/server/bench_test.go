@@ -58,7 +58,7 @@ func BenchmarkInternalGrant(b *testing.B) {
 	o.Scope = "svc.restaurant.read svc.organization.read"
 	o.Organizations = []string{orgNorth, orgSouth}
 	_, tok := e.approve(b, o)
-	gid := jwtClaims(b, tok.AccessToken)["gid"].(string)
+	gid := grantID(b, tok.AccessToken)
 	u, _ := url.Parse(e.base + "/internal/v1/grants/" + gid)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {

@@ -12,6 +12,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"partnerapi.dev/pkg/testenv"
+	"partnerapi.dev/services/contracts"
 	"partnerapi.dev/services/identity/internal/flow"
 )
 
@@ -88,11 +89,11 @@ func TestBrowserSignInConsent(t *testing.T) {
 				if err != nil {
 					t.Fatalf("exchange of the browser's code: %v", err)
 				}
-				var g map[string]any
-				gid := jwtClaims(t, tok.AccessToken)["gid"].(string)
+				var g contracts.Grant
+				gid := grantID(t, tok.AccessToken)
 				e.partner(t, "/internal/v1/grants/"+gid, gid, &g)
-				if g["boundary"] != "organization" || len(g["organizations"].([]any)) != 1 {
-					t.Fatalf("grant from browser: %v", g)
+				if g.Boundary != "organization" || len(g.Organizations) != 1 {
+					t.Fatalf("grant from browser: %+v", g)
 				}
 			}
 			return v

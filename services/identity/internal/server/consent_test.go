@@ -125,11 +125,11 @@ func TestConsentApprovesOnlyWhatThePageShowed(t *testing.T) {
 			t.Fatalf("state: %v", got)
 		}
 		tok := exchange(t, got, v)
-		if tok.Scope != "svc.restaurant.read" || jwtClaims(t, tok.AccessToken)["scope"] != "svc.restaurant.read" {
+		if tok.Scope != "svc.restaurant.read" || jwtClaims(t, tok.AccessToken).Scope != "svc.restaurant.read" {
 			t.Fatalf("token scope %q, the page showed only svc.restaurant.read", tok.Scope)
 		}
 		var g struct{ Scopes []string }
-		gid := jwtClaims(t, tok.AccessToken)["gid"].(string)
+		gid := grantID(t, tok.AccessToken)
 		e.partner(t, "/internal/v1/grants/"+gid, gid, &g)
 		if len(g.Scopes) != 1 || g.Scopes[0] != "svc.restaurant.read" {
 			t.Fatalf("grant scopes %v", g.Scopes)

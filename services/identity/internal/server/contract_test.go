@@ -16,7 +16,7 @@ func TestGrantViewMatchesTheContract(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	_, tok := e.approve(t, e.opts("demo-partner"))
-	gid := jwtClaims(t, tok.AccessToken)["gid"].(string)
+	gid := grantID(t, tok.AccessToken)
 	var raw json.RawMessage
 	if st := e.partner(t, "/internal/v1/grants/"+gid, gid, &raw); st != 200 {
 		t.Fatalf("grant view: %d %s", st, raw)

@@ -47,7 +47,7 @@ func TestSeedDirectoryDecodesStrictlyAndImports(t *testing.T) {
 			t.Errorf("imported %s: %d, want %d", k, out.Data[k], n)
 		}
 	}
-	var users struct{ Data []map[string]any }
+	var users adminPage[adminUser]
 	e.admin(t, http.MethodGet, "/admin/v1/users?limit=200", nil, &users)
 	if len(users.Data) != len(d.Users) {
 		t.Fatalf("users after import: %d", len(users.Data))

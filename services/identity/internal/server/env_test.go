@@ -142,10 +142,17 @@ func seedDoc() domain.DirectoryImport {
 
 func (e *env) seed(t testing.TB) {
 	t.Helper()
-	var out map[string]any
+	var out json.RawMessage
 	if st := e.admin(t, http.MethodPost, "/admin/v1/directory/import", seedDoc(), &out); st != http.StatusOK {
-		t.Fatalf("seed import: %d %v", st, out)
+		t.Fatalf("seed import: %d %s", st, out)
 	}
+}
+
+// errorAnswer is the error envelope of identity's JSON answers.
+type errorAnswer struct {
+	Error     string `json:"error"`
+	RequestID string `json:"request_id"`
+	Message   string `json:"message"`
 }
 
 // stubMetrics stands in for the telemetry handler on the internal listener.
@@ -248,7 +255,22 @@ func (e *env) introspect(t testing.TB, token string) bool {
 	return out.Active
 }
 
-func jwtClaims(t testing.TB, token string) map[string]any {
+// accessClaims are the claims of an access token identity issues.
+type accessClaims struct {
+	Issuer    string `json:"iss"`
+	Subject   string `json:"sub"`
+	Audience  string `json:"aud"`
+	ClientID  string `json:"client_id"`
+	Scope     string `json:"scope"`
+	JTI       string `json:"jti"`
+	FID       string `json:"fid"`
+	GID       string `json:"gid"`
+	IssuedAt  int64  `json:"iat"`
+	ExpiresAt int64  `json:"exp"`
+}
+
+// jwtClaims reads an access token's claims without checking its signature.
+func jwtClaims(t testing.TB, token string) accessClaims {
 	t.Helper()
 	parts := strings.Split(token, ".")
 	if len(parts) != 3 {
@@ -258,7 +280,19 @@ func jwtClaims(t testing.TB, token string) map[string]any {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var m map[string]any
-	_ = json.Unmarshal(b, &m)
-	return m
+	var c accessClaims
+	if err := json.Unmarshal(b, &c); err != nil {
+		t.Fatalf("claims %s: %v", b, err)
+	}
+	return c
+}
+
+// grantID is the grant an access token was issued under (its gid claim).
+func grantID(t testing.TB, token string) string {
+	t.Helper()
+	c := jwtClaims(t, token)
+	if c.GID == "" {
+		t.Fatalf("access token has no gid: %+v", c)
+	}
+	return c.GID
 }

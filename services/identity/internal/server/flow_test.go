@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"testing"
 
+	"partnerapi.dev/services/contracts"
 	"partnerapi.dev/services/identity/internal/flow"
 )
 
@@ -25,8 +26,8 @@ func TestFlowCodeTokenRefreshRotation(t *testing.T) {
 		t.Fatalf("token answer: %+v", tok)
 	}
 	c := jwtClaims(t, tok.AccessToken)
-	if c["sub"] != userOwner || c["client_id"] != "demo-partner" || c["scope"] != "svc.restaurant.read svc.orders.read" || c["aud"] != e.base+"/v1" || c["iss"] != e.base || c["gid"] == "" {
-		t.Fatalf("claims: %v", c)
+	if c.Subject != userOwner || c.ClientID != "demo-partner" || c.Scope != "svc.restaurant.read svc.orders.read" || c.Audience != e.base+"/v1" || c.Issuer != e.base || c.GID == "" {
+		t.Fatalf("claims: %+v", c)
 	}
 
 	// Refresh rotates: a new refresh token, the old one now revokes the family.
@@ -37,7 +38,7 @@ func TestFlowCodeTokenRefreshRotation(t *testing.T) {
 	if tok2.RefreshToken == tok.RefreshToken || tok2.AccessToken == tok.AccessToken {
 		t.Fatal("refresh did not rotate")
 	}
-	if jwtClaims(t, tok2.AccessToken)["gid"] != c["gid"] {
+	if jwtClaims(t, tok2.AccessToken).GID != c.GID {
 		t.Fatal("refresh changed the grant")
 	}
 	_, err = flow.Refresh(ctx, o, tok.RefreshToken, "")
@@ -165,31 +166,31 @@ func TestFlowRefusals(t *testing.T) {
 	t.Run("revoked grant cannot refresh", func(t *testing.T) {
 		o := e.opts("demo-partner")
 		_, tok := e.approve(t, o)
-		gid := jwtClaims(t, tok.AccessToken)["gid"].(string)
+		gid := grantID(t, tok.AccessToken)
 		if st := e.admin(t, http.MethodPost, "/admin/v1/grants/"+gid+"/revoke", nil, nil); st != http.StatusOK {
 			t.Fatalf("revoke: %d", st)
 		}
 		_, err := flow.Refresh(ctx, o, tok.RefreshToken, "")
 		assertTokenError(t, err, "invalid_grant")
-		var g map[string]any
+		var g contracts.Grant
 		e.partner(t, "/internal/v1/grants/"+gid, gid, &g)
-		if g["status"] != "revoked" {
-			t.Fatalf("internal grant status: %v", g["status"])
+		if g.Status != "revoked" {
+			t.Fatalf("internal grant status: %q", g.Status)
 		}
 	})
 	t.Run("expired grant cannot refresh", func(t *testing.T) {
 		o := e.opts("demo-partner")
 		_, tok := e.approve(t, o)
-		gid := jwtClaims(t, tok.AccessToken)["gid"].(string)
+		gid := grantID(t, tok.AccessToken)
 		if err := e.db.Gorm.Exec(`UPDATE grants SET expires_at = now() - interval '1 second' WHERE id = ?`, gid).Error; err != nil {
 			t.Fatal(err)
 		}
 		_, err := flow.Refresh(ctx, o, tok.RefreshToken, "")
 		assertTokenError(t, err, "invalid_grant")
-		var g map[string]any
+		var g contracts.Grant
 		e.partner(t, "/internal/v1/grants/"+gid, gid, &g)
-		if g["status"] != "expired" {
-			t.Fatalf("internal grant status: %v", g["status"])
+		if g.Status != "expired" {
+			t.Fatalf("internal grant status: %q", g.Status)
 		}
 	})
 	t.Run("deny", func(t *testing.T) {

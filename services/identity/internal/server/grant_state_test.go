@@ -33,7 +33,7 @@ func TestRemovingAClientScopeNarrowsExistingGrants(t *testing.T) {
 	o.Restaurant = restA
 	o.Scope = "svc.restaurant.read " + ordersRead
 	_, tok := e.approve(t, o)
-	gid := jwtClaims(t, tok.AccessToken)["gid"].(string)
+	gid := grantID(t, tok.AccessToken)
 	if g := e.grantView(t, gid); !slices.Contains(g.Scopes, ordersRead) {
 		t.Fatalf("grant lacks %s before: %v", ordersRead, g.Scopes)
 	}
@@ -71,7 +71,7 @@ func TestRevokingTheRefreshTokenEndsTheAuthorization(t *testing.T) {
 		o := e.opts(client)
 		o.Restaurant = restA
 		_, tok := e.approve(t, o)
-		gid := jwtClaims(t, tok.AccessToken)["gid"].(string)
+		gid := grantID(t, tok.AccessToken)
 		e.revoke(t, o, tok.AccessToken, "access_token")
 		if g := e.grantView(t, gid); g.Status != "active" {
 			t.Fatalf("%s: revoking an access token ended the grant: %s", client, g.Status)
@@ -90,7 +90,7 @@ func TestRevokingTheRefreshTokenEndsTheAuthorization(t *testing.T) {
 	o := e.opts("demo-partner")
 	o.Restaurant = restA
 	_, tok := e.approve(t, o)
-	gid := jwtClaims(t, tok.AccessToken)["gid"].(string)
+	gid := grantID(t, tok.AccessToken)
 	e.revoke(t, o, tok.RefreshToken, "")
 	if g := e.grantView(t, gid); g.Status != "revoked" {
 		t.Fatalf("without a hint the grant is %s", g.Status)

@@ -19,14 +19,14 @@ func TestAdminAPIAndMetricsOnlyOnTheInternalListener(t *testing.T) {
 		"/oauth2/../admin/v1/clients", "/oauth2/%2e%2e/admin/v1/clients", "/oauth2/..%2fadmin/v1/clients",
 		"/metrics", "/oauth2/%2e%2e/metrics",
 	} {
-		var env map[string]any
-		if st := e.call(t, http.MethodGet, path, nil, &env, withToken); st != http.StatusNotFound || env["error"] != "not_found" || env["request_id"] == "" {
-			t.Errorf("public GET %s: %d %v", path, st, env)
+		var env errorAnswer
+		if st := e.call(t, http.MethodGet, path, nil, &env, withToken); st != http.StatusNotFound || env.Error != "not_found" || env.RequestID == "" {
+			t.Errorf("public GET %s: %d %+v", path, st, env)
 		}
 	}
-	var env map[string]any
-	if st := e.call(t, http.MethodPost, "/admin/v1/keys/rotate", nil, &env, withToken); st != http.StatusNotFound || env["error"] != "not_found" {
-		t.Errorf("public POST /admin/v1/keys/rotate: %d %v", st, env)
+	var env errorAnswer
+	if st := e.call(t, http.MethodPost, "/admin/v1/keys/rotate", nil, &env, withToken); st != http.StatusNotFound || env.Error != "not_found" {
+		t.Errorf("public POST /admin/v1/keys/rotate: %d %+v", st, env)
 	}
 
 	var clients struct{ Data []struct{ ClientID string } }

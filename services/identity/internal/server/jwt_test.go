@@ -18,7 +18,7 @@ import (
 
 // verify checks an access token against the published JWKS as a resource
 // server would.
-func verify(t *testing.T, e *env, token string) (map[string]any, string) {
+func verify(t *testing.T, e *env, token string) (accessClaims, string) {
 	t.Helper()
 	var set jose.JSONWebKeySet
 	resp, err := http.Get(e.base + "/oauth2/jwks")
@@ -50,19 +50,20 @@ func verify(t *testing.T, e *env, token string) (map[string]any, string) {
 	if err != nil {
 		t.Fatalf("signature: %v", err)
 	}
-	var claims map[string]any
-	_ = json.Unmarshal(payload, &claims)
-	if claims["aud"] != e.cfg.TokenAudience {
-		t.Fatalf("aud = %v", claims["aud"])
+	var claims accessClaims
+	if err := json.Unmarshal(payload, &claims); err != nil {
+		t.Fatalf("claims %s: %v", payload, err)
 	}
-	exp := int64(claims["exp"].(float64))
-	iat := int64(claims["iat"].(float64))
+	if claims.Audience != e.cfg.TokenAudience {
+		t.Fatalf("aud = %q", claims.Audience)
+	}
+	exp, iat := claims.ExpiresAt, claims.IssuedAt
 	if d := exp - iat - int64((15 * time.Minute).Seconds()); d < -2 || d > 2 || exp <= time.Now().Unix() {
 		t.Fatalf("exp %d iat %d", exp, iat)
 	}
-	for _, c := range []string{"iss", "sub", "client_id", "scope", "jti", "gid"} {
-		if s, _ := claims[c].(string); s == "" {
-			t.Fatalf("claim %s missing: %v", c, claims)
+	for c, s := range map[string]string{"iss": claims.Issuer, "sub": claims.Subject, "client_id": claims.ClientID, "scope": claims.Scope, "jti": claims.JTI, "gid": claims.GID} {
+		if s == "" {
+			t.Fatalf("claim %s missing: %+v", c, claims)
 		}
 	}
 	return claims, h.KeyID
@@ -82,9 +83,9 @@ func TestOAuth2ClientLibraryAndKeyRotation(t *testing.T) {
 	}))
 	defer cb.Close()
 	redirect := cb.URL + "/callback"
-	var out map[string]any
+	var out json.RawMessage
 	if st := e.admin(t, http.MethodPatch, "/admin/v1/clients/conf-partner", map[string]any{"redirectUris": []string{callbackURI, redirect}}, &out); st != http.StatusOK {
-		t.Fatalf("update client: %d %v", st, out)
+		t.Fatalf("update client: %d %s", st, out)
 	}
 	conf := &oauth2.Config{
 		ClientID: "conf-partner", ClientSecret: confSecret, RedirectURL: redirect,
@@ -111,8 +112,8 @@ func TestOAuth2ClientLibraryAndKeyRotation(t *testing.T) {
 		t.Fatalf("exchange: %v", err)
 	}
 	claims, kid1 := verify(t, e, tok.AccessToken)
-	if claims["scope"] != "svc.restaurant.read svc.organization.read" {
-		t.Fatalf("scope: %v", claims["scope"])
+	if claims.Scope != "svc.restaurant.read svc.organization.read" {
+		t.Fatalf("scope: %q", claims.Scope)
 	}
 
 	// Introspection (confidential clients only).
@@ -120,10 +121,13 @@ func TestOAuth2ClientLibraryAndKeyRotation(t *testing.T) {
 	req, _ := http.NewRequest(http.MethodPost, e.base+"/oauth2/introspect", strings.NewReader(form.Encode()))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.SetBasicAuth("conf-partner", confSecret)
-	var intro map[string]any
+	var intro struct {
+		Active   bool   `json:"active"`
+		ClientID string `json:"client_id"`
+	}
 	doJSON(t, req, &intro)
-	if intro["active"] != true || intro["client_id"] != "conf-partner" {
-		t.Fatalf("introspection: %v", intro)
+	if !intro.Active || intro.ClientID != "conf-partner" {
+		t.Fatalf("introspection: %+v", intro)
 	}
 	req, _ = http.NewRequest(http.MethodPost, e.base+"/oauth2/introspect", strings.NewReader(form.Encode()))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
@@ -163,9 +167,12 @@ func TestOAuth2ClientLibraryAndKeyRotation(t *testing.T) {
 	}
 
 	// Metadata.
-	var md map[string]any
-	if st := e.call(t, http.MethodGet, "/.well-known/oauth-authorization-server", nil, &md, nil); st != 200 || md["issuer"] != e.base || md["token_endpoint"] != e.base+"/oauth2/token" {
-		t.Fatalf("metadata: %d %v", st, md)
+	var md struct {
+		Issuer        string `json:"issuer"`
+		TokenEndpoint string `json:"token_endpoint"`
+	}
+	if st := e.call(t, http.MethodGet, "/.well-known/oauth-authorization-server", nil, &md, nil); st != 200 || md.Issuer != e.base || md.TokenEndpoint != e.base+"/oauth2/token" {
+		t.Fatalf("metadata: %d %+v", st, md)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"partnerapi.dev/services/contracts"
 	"partnerapi.dev/services/identity/internal/domain"
 )
 
@@ -17,7 +18,7 @@ func grantFor(t *testing.T, e *env, restaurant string, orgs ...string) string {
 	o.Scope = "svc.restaurant.read svc.organization.read"
 	o.Restaurant, o.Organizations = restaurant, orgs
 	_, tok := e.approve(t, o)
-	return jwtClaims(t, tok.AccessToken)["gid"].(string)
+	return grantID(t, tok.AccessToken)
 }
 
 func asJSON(v any) string {
@@ -43,35 +44,36 @@ func TestRestaurantBoundary(t *testing.T) {
 	if asJSON(orgs) != `{"data":{"authorizedRestaurantCount":0,"organizationCount":0,"organizations":[]}}` {
 		t.Fatalf("organizations: %s", asJSON(orgs))
 	}
-	var g map[string]any
+	var g contracts.Grant
 	if st := e.partner(t, "/internal/v1/grants/"+gid, gid, &g); st != 200 {
 		t.Fatalf("internal: %d", st)
 	}
-	if g["boundary"] != "restaurant" || g["status"] != "active" || g["clientStatus"] != "approved" || g["userId"] != userOwner || g["clientId"] != "demo-partner" {
-		t.Fatalf("internal grant: %v", g)
+	if g.Boundary != "restaurant" || g.Status != "active" || g.ClientStatus != "approved" || g.UserID != userOwner || g.ClientID != "demo-partner" {
+		t.Fatalf("internal grant: %+v", g)
 	}
 	// svc.organization.read is not approved for a restaurant boundary.
-	if asJSON(g["scopes"]) != `["svc.restaurant.read"]` {
-		t.Fatalf("scopes: %v", g["scopes"])
+	if !reflect.DeepEqual(g.Scopes, []string{"svc.restaurant.read"}) {
+		t.Fatalf("scopes: %q", g.Scopes)
 	}
-	if asJSON(g["restaurants"]) != `[{"country":"FI","currency":"EUR","dayStartHour":4,"organizationIds":[],"restaurantId":"`+restA+`","timeZone":"Europe/Helsinki"}]` || asJSON(g["organizations"]) != `[]` {
-		t.Fatalf("internal restaurants: %s %s", asJSON(g["restaurants"]), asJSON(g["organizations"]))
+	wantRestaurants := []contracts.GrantRestaurant{{RestaurantID: restA, TimeZone: "Europe/Helsinki", DayStartHour: 4, Currency: "EUR", Country: "FI", OrganizationIDs: []string{}}}
+	if !reflect.DeepEqual(g.Restaurants, wantRestaurants) || !reflect.DeepEqual(g.Organizations, []contracts.GrantOrganization{}) {
+		t.Fatalf("internal restaurants: %s %s", asJSON(g.Restaurants), asJSON(g.Organizations))
 	}
 	// Current settings, not the ones at approval.
 	doc := seedDoc()
 	doc.Restaurants[0].DayStartHour = ptr(6)
 	doc.Restaurants[0].TimeZone = "Europe/Tallinn"
 	e.admin(t, http.MethodPost, "/admin/v1/directory/import", domain.DirectoryImport{Restaurants: doc.Restaurants[:1]}, nil)
-	e.partner(t, "/internal/v1/grants/"+gid, gid, &g)
-	r0 := g["restaurants"].([]any)[0].(map[string]any)
-	if r0["dayStartHour"] != 6.0 || r0["timeZone"] != "Europe/Tallinn" {
-		t.Fatalf("settings not current: %v", r0)
+	var current contracts.Grant
+	e.partner(t, "/internal/v1/grants/"+gid, gid, &current)
+	if len(current.Restaurants) == 0 || current.Restaurants[0].DayStartHour != 6 || current.Restaurants[0].TimeZone != "Europe/Tallinn" {
+		t.Fatalf("settings not current: %+v", current.Restaurants)
 	}
 	// Revoked: partner views refuse with insufficient_scope.
 	e.admin(t, http.MethodPost, "/admin/v1/grants/"+gid+"/revoke", nil, nil)
-	var env map[string]any
-	if st := e.partner(t, "/v1/restaurants", gid, &env); st != 403 || env["error"] != "insufficient_scope" {
-		t.Fatalf("revoked: %d %v", st, env)
+	var env errorAnswer
+	if st := e.partner(t, "/v1/restaurants", gid, &env); st != 403 || env.Error != "insufficient_scope" {
+		t.Fatalf("revoked: %d %+v", st, env)
 	}
 }
 
@@ -184,10 +186,10 @@ func TestOrganizationBoundaryCoverageAndTruncation(t *testing.T) {
 func TestInternalAndAdminRefusals(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	var env map[string]any
+	var env errorAnswer
 	unknown := "44444444-4444-4444-8444-444444444444"
-	if st := e.partner(t, "/internal/v1/grants/"+unknown, "", &env); st != 404 || env["error"] != "not_found" || env["request_id"] == "" {
-		t.Fatalf("unknown grant: %d %v", st, env)
+	if st := e.partner(t, "/internal/v1/grants/"+unknown, "", &env); st != 404 || env.Error != "not_found" || env.RequestID == "" {
+		t.Fatalf("unknown grant: %d %+v", st, env)
 	}
 	if st := e.call(t, http.MethodGet, "/internal/v1/grants/"+unknown, nil, &env, nil); st != 401 {
 		t.Fatalf("no internal context: %d", st)
@@ -196,8 +198,9 @@ func TestInternalAndAdminRefusals(t *testing.T) {
 		t.Fatalf("partner route without context: %d", st)
 	}
 	for _, h := range []map[string]string{nil, {"Authorization": "Bearer wrong"}, {"Authorization": adminToken}} {
-		if st := e.send(t, e.internal, http.MethodGet, "/admin/v1/clients", nil, &env, h); st != 401 || env["error"] != "invalid_token" {
-			t.Fatalf("admin auth %v: %d %v", h, st, env)
+		var env errorAnswer
+		if st := e.send(t, e.internal, http.MethodGet, "/admin/v1/clients", nil, &env, h); st != 401 || env.Error != "invalid_token" {
+			t.Fatalf("admin auth %v: %d %+v", h, st, env)
 		}
 	}
 }

@@ -95,7 +95,7 @@ func TestRevocationRacingRefresh(t *testing.T) {
 			for round := range testenv.Rounds(t, 40) {
 				_, tok := e.approve(t, o)
 				claims := jwtClaims(t, tok.AccessToken)
-				gid := claims["gid"].(string)
+				gid := grantID(t, tok.AccessToken)
 				var next *flow.Token
 				var refreshErr error
 				testenv.Together(

@@ -32,9 +32,8 @@ func (e *env) revocations(t *testing.T, gid string) grantRevocations {
 
 // refused tells whether the grant view lists the access token, by its
 // family or its own id, as the gateway checks it.
-func (g grantRevocations) refused(claims map[string]any) bool {
-	fid, _ := claims["fid"].(string)
-	jti, _ := claims["jti"].(string)
+func (g grantRevocations) refused(claims accessClaims) bool {
+	fid, jti := claims.FID, claims.JTI
 	return fid != "" && slices.Contains(g.Families, fid) || jti != "" && slices.Contains(g.IDs, jti)
 }
 
@@ -67,15 +66,15 @@ func TestRevokedAccessTokensAreListedForTheGateway(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	type issued struct {
-		claims map[string]any
+		claims accessClaims
 		gid    string
 	}
 	claimsOf := func(t *testing.T, tok *flow.Token) issued {
 		c := jwtClaims(t, tok.AccessToken)
-		if c["jti"] == "" || c["fid"] == nil || c["fid"] == "" {
-			t.Fatalf("access token lacks jti or fid: %v", c)
+		if c.JTI == "" || c.FID == "" {
+			t.Fatalf("access token lacks jti or fid: %+v", c)
 		}
-		return issued{claims: c, gid: c["gid"].(string)}
+		return issued{claims: c, gid: grantID(t, tok.AccessToken)}
 	}
 	// Each case returns the access tokens it expects refused afterwards.
 	cases := map[string]func(t *testing.T, o flow.Options) []issued{
@@ -94,8 +93,8 @@ func TestRevokedAccessTokensAreListedForTheGateway(t *testing.T) {
 				t.Fatal(err)
 			}
 			a, b := claimsOf(t, tok), claimsOf(t, tok2)
-			if a.claims["fid"] != b.claims["fid"] || a.claims["jti"] == b.claims["jti"] {
-				t.Fatalf("a refresh keeps the family and changes the jti: %v %v", a.claims, b.claims)
+			if a.claims.FID != b.claims.FID || a.claims.JTI == b.claims.JTI {
+				t.Fatalf("a refresh keeps the family and changes the jti: %+v %+v", a.claims, b.claims)
 			}
 			// A plain rotation does not end the newest access token.
 			if e.revocations(t, b.gid).refused(b.claims) {
@@ -144,7 +143,7 @@ func TestRevokedAccessTokensAreListedForTheGateway(t *testing.T) {
 				tokens := run(t, o)
 				for _, a := range tokens {
 					if !e.revocations(t, a.gid).refused(a.claims) {
-						t.Errorf("access token %v is not listed as revoked", a.claims["jti"])
+						t.Errorf("access token %v is not listed as revoked", a.claims.JTI)
 					}
 				}
 			})
@@ -181,7 +180,7 @@ func TestRevokedAccessTokensAreListedForTheGateway(t *testing.T) {
 		if _, err := st.PurgeExpired(ctx); err != nil {
 			t.Fatal(err)
 		}
-		if err := e.db.Gorm.Raw(`SELECT count(*) FROM token_revocations WHERE value IN (?, ?)`, a.claims["fid"], a.claims["jti"]).Scan(&n).Error; err != nil || n != 0 {
+		if err := e.db.Gorm.Raw(`SELECT count(*) FROM token_revocations WHERE value IN (?, ?)`, a.claims.FID, a.claims.JTI).Scan(&n).Error; err != nil || n != 0 {
 			t.Fatalf("purge left %d rows (%v)", n, err)
 		}
 	})

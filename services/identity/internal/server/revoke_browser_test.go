@@ -209,7 +209,7 @@ func TestBrowserRevokeStopsThePartner(t *testing.T) {
 	o := e.opts("demo-partner")
 	o.Scope = contracts.ScopeRestaurantRead + " " + contracts.ScopeOrdersRead
 	_, tok := e.approve(t, o)
-	gid := jwtClaims(t, tok.AccessToken)["gid"].(string)
+	gid := grantID(t, tok.AccessToken)
 	partnerCtx := &internalctx.Context{ClientID: "demo-partner", UserID: userOwner, GrantID: gid, RequestID: "req-webhooks",
 		Scopes: []string{contracts.ScopeRestaurantRead, contracts.ScopeOrdersRead, contracts.ScopeWebhooksManage},
 		Tenant: &internalctx.Tenant{ID: restA, TimeZone: "Europe/Helsinki", DayStartHour: 4, Currency: "EUR", Country: "FI"}}
@@ -282,9 +282,9 @@ func TestBrowserRevokeStopsThePartner(t *testing.T) {
 		chromedp.WaitVisible(chromedp.Search(`//p[normalize-space()="Access revoked."]`)))
 	b.shot("3-revoked")
 
-	var view map[string]any
+	var view json.RawMessage
 	if st := e.partner(t, "/v1/restaurants", gid, &view); st != http.StatusForbidden {
-		t.Errorf("the partner's next call: %d %v, want 403", st, view)
+		t.Errorf("the partner's next call: %d %s, want 403", st, view)
 	}
 	// identity's outbox forwards the revocation; the endpoint gets it last.
 	waitFor(t, "the authorization.revoked delivery", func() bool { return len(rcv.got()) == 2 }, deliveries)

@@ -99,7 +99,7 @@ func TestRevocationRecordsTheRevokedEvent(t *testing.T) {
 	// the refresh token ends the authorization.
 	o := e.opts("demo-partner")
 	_, tok := e.approve(t, o)
-	gid := jwtClaims(t, tok.AccessToken)["gid"].(string)
+	gid := grantID(t, tok.AccessToken)
 	e.revoke(t, o, tok.AccessToken, "access_token")
 	e.wantRevoked(t, gid, "demo-partner", contracts.RevokedByPartner)
 	e.revoke(t, o, tok.RefreshToken, "refresh_token")
