@@ -81,7 +81,8 @@ func stablePort(offset int) int {
 }
 
 // sourcesStamp hashes the path, size and modification time of every file
-// under the working directory (the checkout) but hidden folders and bin/:
+// under the working directory (the checkout) but hidden folders, bin/ and
+// node_modules/:
 // the tests that build other modules' binaries read it (testenv.Sources),
 // so go test runs them again when anything changed.
 func sourcesStamp() (string, error) {
@@ -90,7 +91,7 @@ func sourcesStamp() (string, error) {
 		switch {
 		case err != nil:
 			return err
-		case d.IsDir() && path != "." && (strings.HasPrefix(d.Name(), ".") || d.Name() == "bin"):
+		case d.IsDir() && path != "." && (strings.HasPrefix(d.Name(), ".") || d.Name() == "bin" || d.Name() == "node_modules"):
 			return filepath.SkipDir
 		case d.IsDir():
 			return nil
