@@ -82,9 +82,8 @@ func stablePort(offset int) int {
 
 // sourcesStamp hashes the path, size and modification time of every file
 // under the working directory (the checkout) but hidden folders, bin/ and
-// node_modules/:
-// the tests that build other modules' binaries read it (testenv.Sources),
-// so go test runs them again when anything changed.
+// node_modules/: the tests that build other modules' binaries read it
+// (testenv.Sources), so go test runs them again when anything changed.
 func sourcesStamp() (string, error) {
 	h := fnv.New64a()
 	err := filepath.WalkDir(".", func(path string, d fs.DirEntry, err error) error {
