@@ -311,3 +311,16 @@ func Refused(c *Client, want int, method, path, tenant string, body any) string 
 	}
 	return a.Error + ": " + a.Message
 }
+
+// Strict decodes raw as a T, failing t on a field T does not declare: two
+// values decoded with it and compared as Ts are compared whole.
+func Strict[T any](t testing.TB, raw []byte) T {
+	t.Helper()
+	var v T
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&v); err != nil {
+		t.Fatalf("%s: %v", raw, err)
+	}
+	return v
+}

@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"encoding/json"
+	"partnerapi.dev/pkg/servicetest"
 	"reflect"
 	"testing"
 )
@@ -65,7 +66,7 @@ func TestWritesRecordEvents(t *testing.T) {
 	page := mustGet[struct {
 		Events []json.RawMessage `json:"events"`
 	}](e, base(helsinki)+"/refunds?start_date=2026-07-01&end_date=2026-07-31", helsinki).Events
-	if len(page) != 1 || !reflect.DeepEqual(payload[refundEvent](t, page[0]), payload[refundEvent](t, got[0].Data)) {
+	if len(page) != 1 || !reflect.DeepEqual(servicetest.Strict[refundEvent](t, page[0]), servicetest.Strict[refundEvent](t, got[0].Data)) {
 		t.Fatalf("event data %s, refunds page shows %s", got[0].Data, page)
 	}
 	e.ingest(refund(helsinki, "rf-1", "refund", "o-1", 500, hel(2026, 7, 2, 12, 0)))
@@ -84,7 +85,7 @@ func TestWritesRecordEvents(t *testing.T) {
 	got = e.wantEvents("apply", "payment_correction.applied")
 	want := correctionEvent{RestaurantID: helsinki, BatchID: res.BatchID, RevisionID: res.RevisionID,
 		BusinessDate: "2026-07-01", SourceKind: "order", SourceRecordID: "o-1"}
-	if ev := payload[correctionEvent](t, got[0].Data); ev != want {
+	if ev := servicetest.Strict[correctionEvent](t, got[0].Data); ev != want {
 		t.Fatalf("apply event %+v, want %+v", ev, want)
 	}
 	post[json.RawMessage](e, r+"/payment-corrections/apply", helsinki, writeBody(pv, key))
@@ -96,7 +97,7 @@ func TestWritesRecordEvents(t *testing.T) {
 	up := mustPost[preview](e, r+"/payment-corrections/preview", helsinki, previewBody("undo", nil))
 	undone := mustPost[result](e, r+"/payment-corrections/undo", helsinki, writeBody(up, "6f1c1f4e-1111-4a4a-8b8b-000000000003"))
 	got = e.wantEvents("undo", "payment_correction.undone")
-	if ev := payload[correctionEvent](t, got[0].Data); ev.BatchID != undone.BatchID {
+	if ev := servicetest.Strict[correctionEvent](t, got[0].Data); ev.BatchID != undone.BatchID {
 		t.Fatalf("undo event %s", got[0].Data)
 	}
 }

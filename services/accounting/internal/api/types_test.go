@@ -1,9 +1,7 @@
 package api_test
 
 import (
-	"bytes"
 	"encoding/json"
-	"testing"
 )
 
 // The answers and event payloads as the tests read them (the wire shapes of
@@ -184,19 +182,6 @@ type (
 		SourceRecordID string `json:"sourceRecordId"`
 	}
 )
-
-// payload decodes an event's data as a T; a field T does not declare fails
-// t, so two payloads compared as Ts are compared whole.
-func payload[T any](t testing.TB, raw json.RawMessage) T {
-	t.Helper()
-	var v T
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&v); err != nil {
-		t.Fatalf("payload %s: %v", raw, err)
-	}
-	return v
-}
 
 // deref is *p, or the zero value when p is nil.
 func deref[T any](p *T) T {

@@ -3,6 +3,7 @@ package api_test
 import (
 	"context"
 	"net/http"
+	"partnerapi.dev/pkg/servicetest"
 	"reflect"
 	"strings"
 	"sync"
@@ -130,7 +131,7 @@ func TestApplyTheExampleIntoANewDraft(t *testing.T) {
 		t.Fatalf("events %+v", events)
 	}
 	wantData := importEvent{ActionID: a.ActionID, TargetMode: "new_draft", Menu: a.Menu, Created: a.Created}
-	if got := strict[importEvent](t, []byte(events[0].Data)); got != wantData {
+	if got := servicetest.Strict[importEvent](t, []byte(events[0].Data)); got != wantData {
 		t.Fatalf("event data %s, want %+v", events[0].Data, wantData)
 	}
 	if n := e.count(`SELECT count(*) FROM menus.outbox_events WHERE type = 'menu.created'`); n != 1 {

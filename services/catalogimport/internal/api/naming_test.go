@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"net/http"
+	"partnerapi.dev/pkg/servicetest"
 	"strings"
 	"testing"
 
@@ -31,7 +32,7 @@ func TestNamingSetB(t *testing.T) {
 		t.Fatalf("plan: %+v", p)
 	}
 	// The target has the set-B fields only (strict), its menu null.
-	if tg := strict[planTargetB](t, p.Target); tg.MenuPublicID != nil {
+	if tg := servicetest.Strict[planTargetB](t, p.Target); tg.MenuPublicID != nil {
 		t.Fatalf("plan target %s", p.Target)
 	}
 	// The pointers name set-B fields.
@@ -71,7 +72,7 @@ func TestNamingSetB(t *testing.T) {
 	}
 	target := map[string]any{"mode": "existing_draft", "menuPublicId": menuID}
 	p = planAs[planB](e, target, more)
-	if tg := strict[planTargetB](t, p.Target); !p.Valid || tg.MenuPublicID == nil || *tg.MenuPublicID != menuID {
+	if tg := servicetest.Strict[planTargetB](t, p.Target); !p.Valid || tg.MenuPublicID == nil || *tg.MenuPublicID != menuID {
 		t.Fatalf("plan into the draft: %+v", p)
 	}
 	if status, raw := e.apply(target, more, p.PlanHash, uuid.NewString()); status != http.StatusOK {

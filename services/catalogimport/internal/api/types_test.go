@@ -1,9 +1,7 @@
 package api_test
 
 import (
-	"bytes"
 	"encoding/json"
-	"testing"
 )
 
 // The answers of the catalog import API as the tests read them (naming set
@@ -150,16 +148,4 @@ type applyRequest struct {
 	ExpectedPlanHash string `json:"expectedPlanHash"`
 	IdempotencyKey   string `json:"idempotencyKey"`
 	Confirmed        bool   `json:"confirmed"`
-}
-
-// strict decodes raw into T, failing on a field T does not have.
-func strict[T any](t testing.TB, raw []byte) T {
-	t.Helper()
-	var v T
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&v); err != nil {
-		t.Fatalf("%s: %v", raw, err)
-	}
-	return v
 }

@@ -27,7 +27,7 @@ SELECT type, restaurant_id, data FROM d ORDER BY pos`).Scan(&rows).Error; err !=
 	}
 	out := make([]event, len(rows))
 	for i, r := range rows {
-		out[i] = event{Type: r.Type, RestaurantID: r.RestaurantID, Data: strict[orderSummary](e.t, []byte(r.Data))}
+		out[i] = event{Type: r.Type, RestaurantID: r.RestaurantID, Data: servicetest.Strict[orderSummary](e.t, []byte(r.Data))}
 	}
 	return out
 }
@@ -62,7 +62,7 @@ func TestIngestionRecordsOrderEvents(t *testing.T) {
 	}](e.Client, http.StatusOK, http.MethodGet, "/v1/restaurants/"+helsinki+"/orders?limit=10", helsinki, nil)
 	compared := 0
 	for _, raw := range page.Matches {
-		m := strict[orderSummary](t, raw)
+		m := servicetest.Strict[orderSummary](t, raw)
 		if m.OrderID != "o1" {
 			continue
 		}

@@ -1,9 +1,7 @@
 package api_test
 
 import (
-	"bytes"
 	"encoding/json"
-	"testing"
 
 	"partnerapi.dev/services/contracts"
 )
@@ -45,16 +43,3 @@ type (
 		} `json:"order"`
 	}
 )
-
-// strict decodes raw as a T; a field T does not declare fails t, so two
-// values compared as Ts are compared whole.
-func strict[T any](t testing.TB, raw []byte) T {
-	t.Helper()
-	var v T
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&v); err != nil {
-		t.Fatalf("%s: %v", raw, err)
-	}
-	return v
-}
