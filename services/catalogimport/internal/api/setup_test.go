@@ -37,34 +37,31 @@ const (
 	user     = "7d3f6c2a-1b4e-4f5a-8c9d-0e1f2a3b4c5d"
 )
 
-// menusBin is the menus service built from ../menus for the package; ""
-// when that module is absent.
-var menusBin string
-
 var tenants = map[string]internalctx.Tenant{
 	helsinki: {ID: helsinki, TimeZone: "Europe/Helsinki", DayStartHour: 4, Currency: "EUR", Country: "FI"},
 	other:    {ID: other, TimeZone: "Europe/Helsinki", DayStartHour: 4, Currency: "EUR", Country: "FI"},
 }
 
-func TestMain(m *testing.M) {
-	flag.Parse()
-	dir, err := os.MkdirTemp("", "catalogimport-menus-")
-	if err != nil {
-		panic(err)
+func TestMain(m *testing.M) { testenv.Main(m) }
+
+// menusBinary is the real menus service, built from ../menus once for the
+// package (apply writes through it); "" when that module is absent.
+func menusBinary(t testing.TB) string {
+	t.Helper()
+	if _, err := os.Stat("../../../menus/go.mod"); err != nil {
+		return ""
 	}
-	if _, err := os.Stat("../../../menus/go.mod"); err == nil {
-		// The real menus service, built once: apply writes through it.
+	testenv.Sources(t) // the binary is built from them
+	dir := testenv.SharedDir(t, "menus", func(dir string) error {
 		cmd := exec.Command("go", "build", "-o", filepath.Join(dir, "menus"), "./cmd/menus")
 		cmd.Dir = "../../../menus"
 		cmd.Env = append(os.Environ(), "GOWORK=off")
 		if out, err := cmd.CombinedOutput(); err != nil {
-			fmt.Fprintf(os.Stderr, "build the menus service: %v\n%s", err, out)
-			os.Exit(1)
+			return fmt.Errorf("build the menus service: %w\n%s", err, out)
 		}
-		menusBin = filepath.Join(dir, "menus")
-	}
-	defer os.RemoveAll(dir)
-	testenv.Main(m)
+		return nil
+	})
+	return filepath.Join(dir, "menus")
 }
 
 type env struct {
@@ -91,10 +88,8 @@ type options struct {
 // (started on it, sharing the keys) unless opts.menusURL points elsewhere.
 func newEnv(t testing.TB, opts options) *env {
 	t.Helper()
-	if menusBin != "" {
-		testenv.Sources(t) // the menus binary was built from them
-	}
-	dbURL := testenv.NewDatabase(t, "catalogimport", migrateBoth)
+	menusBin := menusBinary(t)
+	dbURL := testenv.NewDatabase(t, "catalogimport", migrateBoth(menusBin))
 	ctx := context.Background()
 	db, err := database.Open(ctx, database.Config{URL: config.Secret(dbURL)}, "catalogimport")
 	if err != nil {
@@ -104,7 +99,7 @@ func newEnv(t testing.TB, opts options) *env {
 	keys := servicetest.Keys(t)
 	e := &env{t: t, keys: keys, db: db, store: &store.Store{DB: db.Gorm}, dbURL: dbURL, menusURL: opts.menusURL}
 	if e.menusURL == "" {
-		e.menusURL = startMenus(t, dbURL)
+		e.menusURL = startMenus(t, menusBin, dbURL)
 	}
 	s := domain.Settings{Limits: domain.ContractLimits, CombosEnabled: true}
 	if opts.settings != nil {
@@ -121,19 +116,21 @@ func newEnv(t testing.TB, opts options) *env {
 
 // migrateBoth migrates the catalogimport schema and, when the menus service
 // is built, the menus schema with its own migrate command.
-func migrateBoth(ctx context.Context, dbURL string) error {
-	if err := database.MigrateURL("catalogimport", migrations.FS, migrations.Go()...)(ctx, dbURL); err != nil {
-		return err
-	}
-	if menusBin == "" {
+func migrateBoth(menusBin string) testenv.MigrateFunc {
+	return func(ctx context.Context, dbURL string) error {
+		if err := database.MigrateURL("catalogimport", migrations.FS, migrations.Go()...)(ctx, dbURL); err != nil {
+			return err
+		}
+		if menusBin == "" {
+			return nil
+		}
+		cmd := exec.CommandContext(ctx, menusBin, "migrate")
+		cmd.Env = append(os.Environ(), menusEnv(dbURL, "127.0.0.1:0", "127.0.0.1:0")...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("menus migrate: %w\n%s", err, out)
+		}
 		return nil
 	}
-	cmd := exec.CommandContext(ctx, menusBin, "migrate")
-	cmd.Env = append(os.Environ(), menusEnv(dbURL, "127.0.0.1:0", "127.0.0.1:0")...)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("menus migrate: %w\n%s", err, out)
-	}
-	return nil
 }
 
 func menusEnv(dbURL, addr, internalAddr string) []string {
@@ -142,7 +139,7 @@ func menusEnv(dbURL, addr, internalAddr string) []string {
 }
 
 // startMenus runs `menus serve` on the test's database until the test ends.
-func startMenus(t testing.TB, dbURL string) string {
+func startMenus(t testing.TB, menusBin, dbURL string) string {
 	t.Helper()
 	if menusBin == "" {
 		t.Skip("the menus service (services/menus) is not in this checkout")
