@@ -32,6 +32,11 @@ FUZZ_TARGETS := gateway:./internal/server:FuzzPartnerRoutes services/orders:./in
 # busy machine starves the workers at the end (golang/go#75804, fixed in Go 1.27). A count has no
 # deadline: a busy machine only takes longer, and a hanging input fails on -timeout with a stack.
 FUZZ_TIME ?= 20000x
+# How many modules (and fuzz targets) tools/cmd/testrun tests at once: they spend much of their time
+# waiting on Postgres, Redis, browsers and the processes they start, so a few side by side finish
+# sooner on 2 vCPUs. Each job's output is printed whole when it ends; TEST_JOBS=1 runs one at a time.
+TEST_JOBS ?= 3
+TESTRUN := go run ./tools/cmd/testrun
 BENCH ?= .
 BENCH_TIME ?= 2s
 BENCH_ORDERS ?= 1000000
@@ -124,27 +129,16 @@ test-skaffold: ## On a local cluster (cluster-up, then down even on failure): sk
 	tools/cluster/test-skaffold.sh
 
 .PHONY: test-modules
-test-modules: test-each ## (inner) Test each module alone with GOWORK=off, then fuzz; expects TEST_DATABASE_URL/TEST_REDIS_URL or starts servers itself
-	@$(MAKE) --no-print-directory fuzz
+test-modules: ## (inner) Test each module alone with GOWORK=off, and fuzz, TEST_JOBS at once; expects TEST_DATABASE_URL/TEST_REDIS_URL or starts servers itself
+	$(TESTRUN) -jobs $(TEST_JOBS) -flags "$(TEST_FLAGS)" -fuzz-count $(FUZZ_TIME) $(addprefix -fuzz ,$(FUZZ_TARGETS)) $(MODULES)
 
 .PHONY: test-each
-test-each: ## (inner) Vet and test each of MODULES alone with GOWORK=off and TEST_FLAGS
-	@for m in $(MODULES); do \
-	  echo "== $$m: vet, test ($$(date +%T))"; \
-	  (cd $$m && GOWORK=off go vet ./... && GOWORK=off go test $(TEST_FLAGS) ./...) || exit 1; \
-	done
+test-each: ## (inner) Vet and test each of MODULES alone with GOWORK=off and TEST_FLAGS, TEST_JOBS at once
+	$(TESTRUN) -jobs $(TEST_JOBS) -flags "$(TEST_FLAGS)" $(MODULES)
 
 .PHONY: fuzz
-# Each run starts from the seeds in testdata/fuzz: Go replays the inputs earlier runs generated
-# (kept in GOCACHE/fuzz) before fuzzing, and that corpus grows with every run, so each run drops
-# it first. A failing input is saved under testdata/fuzz, so nothing found is lost.
 fuzz: ## (inner) Run each fuzz target for FUZZ_TIME (a count of inputs) from its seed corpus; a failing input is saved under the package's testdata/fuzz
-	@for f in $(FUZZ_TARGETS); do \
-	  IFS=: read -r m p n <<< "$$f"; \
-	  echo "== $$m: fuzz $$n for $(FUZZ_TIME) ($$(date +%T))"; \
-	  (cd $$m && rm -rf "$$(GOWORK=off go env GOCACHE)/fuzz/$$(GOWORK=off go list $$p)/$$n" && \
-	    GOWORK=off go test -run '^$$' -fuzz "^$$n\$$" -fuzztime $(FUZZ_TIME) -timeout 10m $$p) || exit 1; \
-	done
+	$(TESTRUN) -jobs $(TEST_JOBS) -fuzz-count $(FUZZ_TIME) $(addprefix -fuzz ,$(FUZZ_TARGETS))
 
 .PHONY: bench
 bench: build ## Go benchmarks of every module, then the gateway load test (vegeta) against the running system
