@@ -49,6 +49,7 @@ type job struct {
 type result struct {
 	job    job
 	took   time.Duration
+	cpu    time.Duration // user and system time of the job's processes (not of the servers they use)
 	output []byte
 	err    error
 }
@@ -163,7 +164,7 @@ func run(ctx context.Context, jobs []job, n int) ([]result, *result) {
 		case r.err != nil:
 			failed = &r
 		default:
-			fmt.Printf("== %s passed in %s (%s)\n%s", r.job.name, seconds(r.took), time.Now().Format(time.TimeOnly), r.output)
+			fmt.Printf("== %s passed in %s, %s of CPU (%s)\n%s", r.job.name, seconds(r.took), seconds(r.cpu), time.Now().Format(time.TimeOnly), r.output)
 			results = append(results, r)
 		}
 	}
@@ -179,6 +180,7 @@ func run(ctx context.Context, jobs []job, n int) ([]result, *result) {
 func runJob(ctx context.Context, j job) result {
 	start := time.Now()
 	var out bytes.Buffer
+	var cpu time.Duration
 	for _, step := range j.steps {
 		cmd := exec.CommandContext(ctx, step[0], step[1:]...)
 		cmd.Dir = j.dir
@@ -187,11 +189,17 @@ func runJob(ctx context.Context, j job) result {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 		cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 		cmd.WaitDelay = 10 * time.Second
-		if err := cmd.Run(); err != nil {
-			return result{job: j, took: time.Since(start), output: out.Bytes(), err: fmt.Errorf("%s: %w", strings.Join(step, " "), err)}
+		err := cmd.Run()
+		if cmd.ProcessState != nil {
+			// wait4's usage includes the descendants the step waited for:
+			// the compiler, the test binaries.
+			cpu += cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+		}
+		if err != nil {
+			return result{job: j, took: time.Since(start), cpu: cpu, output: out.Bytes(), err: fmt.Errorf("%s: %w", strings.Join(step, " "), err)}
 		}
 	}
-	return result{job: j, took: time.Since(start), output: out.Bytes()}
+	return result{job: j, took: time.Since(start), cpu: cpu, output: out.Bytes()}
 }
 
 // longestFirst orders the jobs by their last run's duration, longest first;
