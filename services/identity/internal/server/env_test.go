@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/crypto/bcrypt"
+
 	"partnerapi.dev/pkg/apispec"
 	"partnerapi.dev/pkg/config"
 	"partnerapi.dev/pkg/database"
@@ -23,10 +25,14 @@ import (
 	"partnerapi.dev/services/identity/internal/domain"
 	"partnerapi.dev/services/identity/internal/flow"
 	"partnerapi.dev/services/identity/internal/server"
+	"partnerapi.dev/services/identity/internal/store"
 	"partnerapi.dev/services/identity/migrations"
 )
 
-func TestMain(m *testing.M) { testenv.Main(m) }
+func TestMain(m *testing.M) {
+	store.ClientSecretCost = bcrypt.MinCost // the same code at the lowest cost (see ClientSecretCost)
+	testenv.Main(m)
+}
 
 const (
 	adminToken = "test-admin-token-0123456789"

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/google/uuid"
+	"golang.org/x/crypto/bcrypt"
 	"gorm.io/gorm"
 
 	"partnerapi.dev/pkg/config"
@@ -17,7 +18,10 @@ import (
 	"partnerapi.dev/services/identity/migrations"
 )
 
-func TestMain(m *testing.M) { testenv.Main(m) }
+func TestMain(m *testing.M) {
+	store.ClientSecretCost = bcrypt.MinCost // the same code at the lowest cost (see ClientSecretCost)
+	testenv.Main(m)
+}
 
 func newStore(t *testing.T) *store.Store {
 	t.Helper()
