@@ -6,7 +6,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -17,20 +16,6 @@ import (
 
 	"partnerapi.dev/tools/registry"
 )
-
-// BuildProcesses builds every registered process's binary into dir, each module on its
-// own (GOWORK=off) as its image is built. root is the repository's root folder.
-func BuildProcesses(root, dir string) error {
-	for _, p := range registry.Processes() {
-		cmd := exec.Command("go", "build", "-o", filepath.Join(dir, p.Name), p.ModuleCommand())
-		cmd.Dir = filepath.Join(root, p.Module)
-		cmd.Env = append(os.Environ(), "GOWORK=off")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("build %s: %w\n%s", p.Name, err, out)
-		}
-	}
-	return nil
-}
 
 // ProcessEnv is the environment one container of the release starts with.
 type ProcessEnv struct {

@@ -1,24 +1,12 @@
 package chartcheck
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
-)
 
-var builtProcesses = sync.OnceValues(func() (string, error) {
-	dir, err := os.MkdirTemp("", "chartcheck-bin-")
-	if err != nil {
-		return "", err
-	}
-	root, err := RepoRoot(".")
-	if err != nil {
-		return "", err
-	}
-	return dir, BuildProcesses(root, dir)
-})
+	"partnerapi.dev/tools/system/systemtest"
+)
 
 // TestEnvironmentsStart renders each environment and runs every process's own
 // configuration loader ("<process> check-config", the rules it applies at start) in the
@@ -29,11 +17,8 @@ func TestEnvironmentsStart(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds every process")
 	}
-	bin, err := builtProcesses()
-	if err != nil {
-		t.Fatal(err)
-	}
 	root := repoRoot(t)
+	bin := systemtest.Binaries(t, root)
 	for _, tc := range renderCases() {
 		if len(tc.values) == 0 {
 			continue // chart defaults leave secrets to the environment
@@ -58,11 +43,8 @@ func TestEnvironmentCheckCatchesBrokenValues(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds every process")
 	}
-	bin, err := builtProcesses()
-	if err != nil {
-		t.Fatal(err)
-	}
 	root := repoRoot(t)
+	bin := systemtest.Binaries(t, root)
 	c, err := LoadChart(filepath.Join(root, "charts", "restaurant-partner-api"))
 	if err != nil {
 		t.Fatal(err)

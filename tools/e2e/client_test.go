@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"net/http"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -17,7 +15,6 @@ import (
 	openapi_types "github.com/oapi-codegen/runtime/types"
 
 	"partnerapi.dev/pkg/apispec"
-	"partnerapi.dev/pkg/testenv"
 	"partnerapi.dev/services/contracts"
 	"partnerapi.dev/tools/partnerclient"
 	"partnerapi.dev/tools/seed"
@@ -104,17 +101,7 @@ func client(t *testing.T, sys *system.Stack, token string) *partnerclient.Client
 
 func buildPartnerctl(t *testing.T) string {
 	t.Helper()
-	testenv.Sources(t)
-	bin := testenv.SharedDir(t, "partnerctl", func(dir string) error {
-		build := exec.Command("go", "build", "-o", dir, "./cmd/partnerctl")
-		build.Dir = "../../services/identity"
-		build.Env = append(os.Environ(), "GOWORK=off")
-		if out, err := build.CombinedOutput(); err != nil {
-			return fmt.Errorf("build partnerctl: %w\n%s", err, out)
-		}
-		return nil
-	})
-	return filepath.Join(bin, "partnerctl")
+	return filepath.Join(binaries(t), "partnerctl")
 }
 
 // allScopesToken gets, through the real OAuth flow (partnerctl), a token of a

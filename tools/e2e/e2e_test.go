@@ -31,16 +31,16 @@ import (
 	"partnerapi.dev/services/contracts"
 	"partnerapi.dev/tools/seed"
 	"partnerapi.dev/tools/system"
+	"partnerapi.dev/tools/system/systemtest"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
 
-// binaries builds what the system tests run (system.Build), once for all
-// of them.
+// binaries are the system's binaries (system.Build), built once for every
+// test package of the run.
 func binaries(t *testing.T) string {
 	t.Helper()
-	testenv.Sources(t)
-	return testenv.SharedDir(t, "e2e-bin", func(dir string) error { return system.Build(filepath.Join("..", ".."), dir) })
+	return systemtest.Binaries(t, filepath.Join("..", ".."))
 }
 
 // localRatePerMinute is the partner rate limit of the system these tests

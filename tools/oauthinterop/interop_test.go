@@ -19,6 +19,7 @@ import (
 	"partnerapi.dev/tools/npmci"
 	"partnerapi.dev/tools/seed"
 	"partnerapi.dev/tools/system"
+	"partnerapi.dev/tools/system/systemtest"
 )
 
 func TestMain(m *testing.M) { testenv.Main(m) }
@@ -135,12 +136,11 @@ func stderr(err error) string {
 	return ""
 }
 
-// binaries builds what the system tests run (system.Build), once for all
-// of them.
+// binaries are the system's binaries (system.Build), built once for every
+// test package of the run.
 func binaries(t *testing.T) string {
 	t.Helper()
-	testenv.Sources(t)
-	return testenv.SharedDir(t, "oauthinterop-bin", func(dir string) error { return system.Build(filepath.Join("..", ".."), dir) })
+	return systemtest.Binaries(t, filepath.Join("..", ".."))
 }
 
 func start(t *testing.T, bin string) *system.Stack {

@@ -62,10 +62,12 @@ type Options struct {
 	Upstreams map[string]string
 }
 
-// Build compiles into dir what Start runs: every process devstack
-// starts, each module on its own (GOWORK=off) as a team would build it, and
-// devstack, seed and partnerctl. root is the repository's root folder. One
-// go build per module links that module's commands side by side.
+// Build compiles into dir what the system's tests run: every registered
+// process (Start runs those devstack starts; the chart checks run every
+// process's check-config), each module on its own (GOWORK=off) as a team
+// would build it, and devstack, seed and partnerctl. root is the
+// repository's root folder. One go build per module links that module's
+// commands side by side.
 func Build(root, dir string) error {
 	commands := map[string][]string{
 		"services/identity": {"./cmd/partnerctl"},
@@ -73,9 +75,6 @@ func Build(root, dir string) error {
 	}
 	modules := []string{"services/identity", "tools"}
 	for _, p := range registry.Processes() {
-		if p.Kubernetes {
-			continue
-		}
 		if _, ok := commands[p.Module]; !ok {
 			modules = append(modules, p.Module)
 		}

@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"partnerapi.dev/tools/system"
+	"partnerapi.dev/tools/system/systemtest"
 )
 
 // TestServicesOnATinyDataSet runs the whole services load test (setup,
@@ -15,10 +15,7 @@ func TestServicesOnATinyDataSet(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds every binary and starts the whole stack")
 	}
-	bin := t.TempDir()
-	if err := system.Build(filepath.Join("..", "..", ".."), bin); err != nil {
-		t.Fatal(err)
-	}
+	bin := systemtest.Binaries(t, filepath.Join("..", "..", ".."))
 	args := []string{"-bin", bin, "-data", t.TempDir(), "-orders", "2000", "-requests", "3", "-warmup", "1", "-shared-buffers", "128MB"}
 	if err := runServices(context.Background(), args); err != nil {
 		t.Fatal(err)
