@@ -14,12 +14,15 @@ import (
 	"partnerapi.dev/pkg/database"
 	"partnerapi.dev/pkg/testenv"
 	"partnerapi.dev/services/identity/internal/domain"
+	"partnerapi.dev/services/identity/internal/password"
 	"partnerapi.dev/services/identity/internal/store"
 	"partnerapi.dev/services/identity/migrations"
 )
 
 func TestMain(m *testing.M) {
-	store.ClientSecretCost = bcrypt.MinCost // the same code at the lowest cost (see ClientSecretCost)
+	// The same code at the lowest costs (see ClientSecretCost and password.Cost).
+	store.ClientSecretCost = bcrypt.MinCost
+	password.Cost.MemoryKiB, password.Cost.Passes = 64, 1
 	testenv.Main(m)
 }
 
