@@ -32,9 +32,9 @@ FUZZ_TARGETS := gateway:./internal/server:FuzzPartnerRoutes services/orders:./in
 # busy machine starves the workers at the end (golang/go#75804, fixed in Go 1.27). A count has no
 # deadline: a busy machine only takes longer, and a hanging input fails on -timeout with a stack.
 FUZZ_TIME ?= 20000x
-# How many modules (and fuzz targets) tools/cmd/testrun tests at once: they spend much of their time
-# waiting on Postgres, Redis, browsers and the processes they start, so a few side by side finish
-# sooner on 2 vCPUs. Each job's output is printed whole when it ends; TEST_JOBS=1 runs one at a time.
+# How many modules (and fuzz targets) tools/cmd/testrun tests at once: one at a time leaves the CPUs
+# idle while tests wait on Postgres, Redis, browsers and the processes they start, and a few side by
+# side keep 2 vCPUs busy. Each job's output is printed whole when it ends; TEST_JOBS=1 runs one at a time.
 TEST_JOBS ?= 3
 # go test links every test binary it runs, and the tests build the system's binaries: linked
 # without DWARF (-ldflags=-w), which nothing in a test run reads (stack traces and race reports come

@@ -1,9 +1,8 @@
 // Command testrun runs the test tiers of the Makefile: each module's go vet
 // and go test (with GOWORK=off, so every module builds on its own), and the
-// fuzz targets, several at once. The modules' tests share little CPU with one
-// another (much of their time is spent waiting on Postgres, Redis, browsers
-// and the processes they start), so running a few side by side finishes the
-// tier sooner than one after another.
+// fuzz targets, several at once. One module at a time leaves the CPUs idle
+// for much of the run, while its tests wait on Postgres, Redis, browsers and
+// the processes they start; a few side by side keep them busy.
 //
 //	testrun [-jobs N] [-flags "go test flags"] [-fuzz module:package:target ...] [-fuzz-count 20000x] module ...
 //
