@@ -29,17 +29,19 @@ func TestBuiltOncePerStampAcrossCallers(t *testing.T) {
 	}
 	// Callers at once (each takes the lock on its own file descriptor, as
 	// test processes do): one builds, the others wait and find its folder.
-	dirs := make([]string, 4)
+	// They report errors rather than fail the test off its goroutine.
+	errs := make([]error, 4)
 	var wg sync.WaitGroup
-	for i := range dirs {
-		wg.Go(func() { dirs[i] = testenv.Built(t, "system", build) })
+	for i := range errs {
+		wg.Go(func() { errs[i] = testenv.BuiltOnce(root, "system", build) })
 	}
 	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
 	want := filepath.Join(root, ".cache", "testbin", "stamp1", "system")
-	for _, d := range dirs {
-		if d != want {
-			t.Fatalf("Built gave %s, want %s", d, want)
-		}
+	if d := testenv.Built(t, "system", build); d != want {
+		t.Fatalf("Built gave %s, want %s", d, want)
 	}
 	if n := builds.Load(); n != 1 {
 		t.Fatalf("built %d times for one stamp", n)

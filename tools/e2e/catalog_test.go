@@ -53,7 +53,7 @@ func call(t *testing.T, s *system.Stack, method, path, token string, body any) (
 // catalogImport imports the documented café menu into a new draft through
 // the gateway, the catalog import service and the menus service.
 func catalogImport(t *testing.T, sys *system.Stack, restaurant string) {
-	partnerctl := buildPartnerctl(t)
+	partnerctl := partnerctlBinary(t)
 	token := allScopesToken(t, partnerctl, sys, seed.OwnerEmail)
 	base := "/v1/restaurants/" + restaurant + "/catalog-import"
 	raw, err := os.ReadFile("../../services/catalogimport/testdata/cafe.json")

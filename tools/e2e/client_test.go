@@ -27,7 +27,7 @@ import (
 // Areas this deployment does not run answer their documented 503.
 func generatedClientCalls(t *testing.T, sys *system.Stack, restaurant string) {
 	ctx := context.Background()
-	partnerctl := buildPartnerctl(t)
+	partnerctl := partnerctlBinary(t)
 	c := client(t, sys, allScopesToken(t, partnerctl, sys, seed.OwnerEmail))
 	// Organizations need an organization-boundary authorization: the
 	// demo administrator's, of one organization.
@@ -99,7 +99,8 @@ func client(t *testing.T, sys *system.Stack, token string) *partnerclient.Client
 	return c
 }
 
-func buildPartnerctl(t *testing.T) string {
+// partnerctlBinary is partnerctl from the system's binaries.
+func partnerctlBinary(t *testing.T) string {
 	t.Helper()
 	return filepath.Join(binaries(t), "partnerctl")
 }

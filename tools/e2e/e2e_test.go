@@ -84,7 +84,7 @@ func startTarget(t *testing.T, file string) *system.Stack {
 	}
 	ratePerMinute = tg.RateLimitPerMinute
 	sys := tg.Stack
-	partnerctl := buildPartnerctl(t)
+	partnerctl := partnerctlBinary(t)
 	var restaurant []string
 	for _, s := range contracts.ScopeNames() {
 		if s != contracts.ScopeOrganizationRead {

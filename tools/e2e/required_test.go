@@ -45,7 +45,7 @@ var alternatives = map[string]map[string]any{
 // for the entities of a catalog-import document, the plan calls a required
 // field's absence an error and an optional one's none.
 func requiredFields(t *testing.T, sys *system.Stack, restaurant string) {
-	token := allScopesToken(t, buildPartnerctl(t), sys, seed.OwnerEmail)
+	token := allScopesToken(t, partnerctlBinary(t), sys, seed.OwnerEmail)
 	doc, err := apispec.Load()
 	if err != nil {
 		t.Fatal(err)

@@ -56,7 +56,7 @@ func TestTelemetryToARealBackend(t *testing.T) {
 	})
 	aalto := seed.Generator{Seed: 42}.ID("restaurant/kahvila-aalto")
 	rid := uuid.MustParse(aalto)
-	partnerctl := buildPartnerctl(t)
+	partnerctl := partnerctlBinary(t)
 	ownerToken := allScopesToken(t, partnerctl, sys, seed.OwnerEmail)
 	nordic := seed.Generator{Seed: 42}.ID("organization/nordic-table")
 	adminToken := allScopesToken(t, partnerctl, sys, seed.AdminEmail, "--organization", nordic)
