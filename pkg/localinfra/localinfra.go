@@ -4,11 +4,13 @@
 package localinfra
 
 import (
+	"bufio"
 	"bytes"
 	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/url"
 	"os"
@@ -111,26 +113,27 @@ func StartPostgres(ctx context.Context, o PostgresOptions) (*Server, error) {
 			return nil, fmt.Errorf("initdb: %w: %s", err, out)
 		}
 	}
-	port := o.Port
-	if port == 0 {
-		if port, err = FreePort(); err != nil {
-			return nil, err
-		}
+	logPath := o.LogPath
+	if logPath == "" {
+		logPath = filepath.Join(o.Dir, "postgres.log")
 	}
+	return onFreePort(o.Port, func(port int) (*Server, error) {
+		return startPostgres(ctx, o, filepath.Join(bin, "postgres"), cred, data, port, logPath)
+	})
+}
+
+func startPostgres(ctx context.Context, o PostgresOptions, postgres string, cred *syscall.Credential, data string, port int, logPath string) (*Server, error) {
 	args := []string{"-D", data, "-p", strconv.Itoa(port), "-c", "listen_addresses=127.0.0.1",
 		"-c", "unix_socket_directories=", "-c", "max_connections=400", "-c", "shared_buffers=" + cmp.Or(o.SharedBuffers, "256MB")}
 	if !o.Durable {
 		args = append(args, "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off")
 	}
-	logPath := o.LogPath
-	if logPath == "" {
-		logPath = filepath.Join(o.Dir, "postgres.log")
-	}
 	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(filepath.Join(bin, "postgres"), args...)
+	logStart, _ := logf.Seek(0, io.SeekEnd)
+	cmd := exec.Command(postgres, args...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	// SIGINT is Postgres's fast shutdown; the server also dies with us.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Pdeathsig: syscall.SIGINT, Setpgid: true}
@@ -139,11 +142,47 @@ func StartPostgres(ctx context.Context, o PostgresOptions) (*Server, error) {
 		return nil, err
 	}
 	s.URL = fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", port)
-	if err := waitPostgres(ctx, s, 60*time.Second); err != nil {
+	if err := waitPostgres(ctx, s, data, 60*time.Second); err != nil {
 		_ = s.Stop()
-		return nil, fmt.Errorf("postgres did not start (see %s): %w", logPath, err)
+		if portTaken(logPath, logStart) {
+			err = ErrPortTaken
+		}
+		return nil, fmt.Errorf("postgres did not start on port %d (see %s): %w", port, logPath, err)
 	}
 	return s, nil
+}
+
+// ErrPortTaken is a server's start failing because another process listens
+// on its port.
+var ErrPortTaken = errors.New("another process listens on the port")
+
+// onFreePort starts a server on port, or when port is 0 on a free one: a
+// port found free can be taken before the server binds it, so a start that
+// loses its port tries another, a few times.
+func onFreePort(port int, start func(port int) (*Server, error)) (*Server, error) {
+	for attempt := 1; ; attempt++ {
+		p := port
+		if p == 0 {
+			var err error
+			if p, err = FreePort(); err != nil {
+				return nil, err
+			}
+		}
+		s, err := start(p)
+		if port != 0 || attempt == 3 || !errors.Is(err, ErrPortTaken) {
+			return s, err
+		}
+	}
+}
+
+// portTaken reports whether the log, from offset on, says the server could
+// not bind its address (Postgres and Redis both print the system's message).
+func portTaken(logPath string, offset int64) bool {
+	b, err := os.ReadFile(logPath)
+	if err != nil || offset > int64(len(b)) {
+		return false
+	}
+	return bytes.Contains(b[offset:], []byte("Address already in use"))
 }
 
 // RedisOptions tunes StartRedis.
@@ -164,14 +203,17 @@ func StartRedis(ctx context.Context, o RedisOptions) (*Server, error) {
 	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
 		return nil, err
 	}
-	port := o.Port
-	if port == 0 {
-		if port, err = FreePort(); err != nil {
-			return nil, err
-		}
+	return onFreePort(o.Port, func(port int) (*Server, error) { return startRedis(ctx, o, bin, port) })
+}
+
+func startRedis(ctx context.Context, o RedisOptions, bin string, port int) (*Server, error) {
+	logPath := filepath.Join(o.Dir, "redis.log")
+	var logStart int64
+	if fi, err := os.Stat(logPath); err == nil {
+		logStart = fi.Size()
 	}
 	args := []string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--dir", o.Dir, "--daemonize", "no",
-		"--logfile", filepath.Join(o.Dir, "redis.log"), "--protected-mode", "yes"}
+		"--logfile", logPath, "--protected-mode", "yes"}
 	if o.Durable {
 		args = append(args, "--appendonly", "yes", "--save", "60 1")
 	} else {
@@ -185,9 +227,12 @@ func StartRedis(ctx context.Context, o RedisOptions) (*Server, error) {
 		return nil, err
 	}
 	s.URL = fmt.Sprintf("redis://127.0.0.1:%d/0", port)
-	if err := waitTCP(ctx, port, s.done, 15*time.Second); err != nil {
+	if err := waitRedis(ctx, s, port, 15*time.Second); err != nil {
 		_ = s.Stop()
-		return nil, fmt.Errorf("redis did not start: %w", err)
+		if portTaken(logPath, logStart) {
+			err = ErrPortTaken
+		}
+		return nil, fmt.Errorf("redis did not start on port %d: %w", port, err)
 	}
 	return s, nil
 }
@@ -217,29 +262,15 @@ func FreePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-func waitTCP(ctx context.Context, port int, exited <-chan struct{}, limit time.Duration) error {
-	deadline := time.Now().Add(limit)
-	for time.Now().Before(deadline) {
-		select {
-		case <-exited:
-			return errors.New("process exited")
-		case <-ctx.Done():
-			return ctx.Err()
-		default:
-		}
-		c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), 200*time.Millisecond)
-		if err == nil {
-			c.Close()
-			return nil
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	return errors.New("timed out")
-}
-
 // waitPostgres waits until the server accepts sessions (it accepts TCP
-// connections earlier, while still recovering or starting up).
-func waitPostgres(ctx context.Context, s *Server, limit time.Duration) error {
+// connections earlier, while still recovering or starting up) and checks
+// that the server answering is this one, by its data directory: another
+// server on the port is ErrPortTaken.
+func waitPostgres(ctx context.Context, s *Server, data string, limit time.Duration) error {
+	want, err := filepath.Abs(data)
+	if err != nil {
+		return err
+	}
 	deadline := time.Now().Add(limit)
 	var lastErr error
 	for time.Now().Before(deadline) {
@@ -251,16 +282,78 @@ func waitPostgres(ctx context.Context, s *Server, limit time.Duration) error {
 		default:
 		}
 		cctx, cancel := context.WithTimeout(ctx, time.Second)
+		var got string
 		conn, err := pgx.Connect(cctx, s.URL)
-		cancel()
 		if err == nil {
+			err = conn.QueryRow(cctx, "SHOW data_directory").Scan(&got)
 			_ = conn.Close(ctx)
+		}
+		cancel()
+		switch {
+		case err == nil && filepath.Clean(got) != want:
+			return ErrPortTaken
+		case err == nil:
 			return nil
 		}
 		lastErr = err
 		time.Sleep(50 * time.Millisecond)
 	}
 	return fmt.Errorf("timed out: %w", lastErr)
+}
+
+// waitRedis waits until the server answers and checks that it is this one,
+// by its process id: another server on the port is ErrPortTaken.
+func waitRedis(ctx context.Context, s *Server, port int, limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	var lastErr error
+	for time.Now().Before(deadline) {
+		select {
+		case <-s.done:
+			return errors.New("process exited")
+		case <-ctx.Done():
+			return ctx.Err()
+		default:
+		}
+		info, err := redisInfo(port)
+		if err == nil {
+			if !strings.Contains(info, fmt.Sprintf("\nprocess_id:%d\r", s.cmd.Process.Pid)) {
+				return ErrPortTaken
+			}
+			return nil
+		}
+		lastErr = err
+		time.Sleep(50 * time.Millisecond)
+	}
+	return fmt.Errorf("timed out: %w", lastErr)
+}
+
+// redisInfo asks the Redis server on port for INFO server, in the protocol's
+// own terms (a command array, a bulk string back), which is all waitRedis
+// needs of a client.
+func redisInfo(port int) (string, error) {
+	c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), 200*time.Millisecond)
+	if err != nil {
+		return "", err
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(time.Second))
+	if _, err := io.WriteString(c, "*2\r\n$4\r\nINFO\r\n$6\r\nserver\r\n"); err != nil {
+		return "", err
+	}
+	r := bufio.NewReader(c)
+	head, err := r.ReadString('\n')
+	if err != nil {
+		return "", err
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(head, "$")))
+	if !strings.HasPrefix(head, "$") || err != nil || n < 0 {
+		return "", fmt.Errorf("INFO answered %q", strings.TrimSpace(head))
+	}
+	body := make([]byte, n)
+	if _, err := io.ReadFull(r, body); err != nil {
+		return "", err
+	}
+	return string(body), nil
 }
 
 // postgresBinDir finds initdb and postgres: on PATH, or Debian's

@@ -223,7 +223,7 @@ func StartRedisSentinel(ctx context.Context, dir, masterName string, downAfter t
 		}
 		s.URL = "redis://127.0.0.1:" + strconv.Itoa(port)
 		t.Sentinels = append(t.Sentinels, s)
-		if err := waitTCP(ctx, port, s.done, 15*time.Second); err != nil {
+		if err := waitRedis(ctx, s, port, 15*time.Second); err != nil {
 			t.Stop()
 			return nil, fmt.Errorf("sentinel did not start: %w", err)
 		}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io/fs"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -30,7 +29,9 @@ func withTestInfra(ctx context.Context, command []string) error {
 	}
 	env := append(os.Environ(), testenv.SourcesEnv+"="+stamp)
 	if os.Getenv("TEST_DATABASE_URL") == "" {
-		pg, err := localinfra.StartPostgres(ctx, localinfra.PostgresOptions{Dir: filepath.Join(tmp, "postgres"), Port: stablePort(0)})
+		pg, err := onPort(stablePort(0), func(port int) (*localinfra.Server, error) {
+			return localinfra.StartPostgres(ctx, localinfra.PostgresOptions{Dir: filepath.Join(tmp, "postgres"), Port: port})
+		})
 		if err != nil {
 			return err
 		}
@@ -39,7 +40,9 @@ func withTestInfra(ctx context.Context, command []string) error {
 		logf("test postgres at %s", pg.URL)
 	}
 	if os.Getenv("TEST_REDIS_URL") == "" {
-		rd, err := localinfra.StartRedis(ctx, localinfra.RedisOptions{Dir: filepath.Join(tmp, "redis"), Port: stablePort(1)})
+		rd, err := onPort(stablePort(1), func(port int) (*localinfra.Server, error) {
+			return localinfra.StartRedis(ctx, localinfra.RedisOptions{Dir: filepath.Join(tmp, "redis"), Port: port})
+		})
 		if err != nil {
 			return err
 		}
@@ -60,10 +63,10 @@ func withTestInfra(ctx context.Context, command []string) error {
 }
 
 // stablePort is a port on 127.0.0.1 derived from the working directory (the
-// checkout), plus offset (0 Postgres, 1 Redis), when it is free; otherwise 0
-// (a free one). The same server URLs from one run to the next let go test
-// take the results of the packages that did not change from its cache
-// (make test-short and test-one, which do not pass -count=1).
+// checkout), plus offset (0 Postgres, 1 Redis); 0 when there is none. The
+// same server URLs from one run to the next let go test take the results of
+// the packages that did not change from its cache (make test-short and
+// test-one, which do not pass -count=1).
 func stablePort(offset int) int {
 	wd, err := os.Getwd()
 	if err != nil {
@@ -71,13 +74,17 @@ func stablePort(offset int) int {
 	}
 	h := fnv.New32a()
 	_, _ = h.Write([]byte(wd))
-	port := 40000 + int(h.Sum32()%10000)*2 + offset
-	ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
-	if err != nil {
-		return 0
+	return 40000 + int(h.Sum32()%10000)*2 + offset
+}
+
+// onPort starts a server on port, or on a free one when another process
+// holds port.
+func onPort(port int, start func(port int) (*localinfra.Server, error)) (*localinfra.Server, error) {
+	s, err := start(port)
+	if port != 0 && errors.Is(err, localinfra.ErrPortTaken) {
+		return start(0)
 	}
-	_ = ln.Close()
-	return port
+	return s, err
 }
 
 // sourcesStamp hashes the path, size and modification time of every file
