@@ -102,6 +102,35 @@ func TestValidateResponse(t *testing.T) {
 	if err := apispec.CheckResponse("GET", "/v1/nothing", nil, 200, okHeaders, good); err == nil {
 		t.Error("an undocumented path passed")
 	}
+	orders := "/v1/restaurants/" + rid + "/orders"
+	badID := okHeaders.Clone()
+	badID.Set("X-Request-Id", "not a request id")
+	if err := apispec.CheckResponse("GET", orders, nil, 200, badID, good); err == nil {
+		t.Error("an X-Request-Id outside its pattern passed")
+	}
+	if err := apispec.CheckResponse("GET", orders, nil, 418, okHeaders, good); err == nil {
+		t.Error("an undocumented status passed")
+	}
+	html := okHeaders.Clone()
+	html.Set("Content-Type", "text/html")
+	if err := apispec.CheckResponse("GET", orders, nil, 200, html, good); err == nil {
+		t.Error("an undocumented Content-Type passed")
+	}
+	if err := apispec.CheckResponse("GET", orders, nil, 200, okHeaders, []byte(`{"data":`)); err == nil {
+		t.Error("a body that is not JSON passed")
+	}
+	for field, value := range map[string]any{"businessDate": "2026-02-30", "occurredAt": "yesterday"} {
+		page["data"].(map[string]any)["matches"].([]any)[0].(map[string]any)["status"] = "paid"
+		page["data"].(map[string]any)["matches"].([]any)[0].(map[string]any)[field] = value
+		b, _ := json.Marshal(page)
+		if err := apispec.CheckResponse("GET", orders, nil, 200, okHeaders, b); err == nil {
+			t.Errorf("%s %v passed", field, value)
+		}
+		page["data"].(map[string]any)["matches"].([]any)[0].(map[string]any)[field] = map[string]any{"businessDate": "2026-01-02", "occurredAt": "2026-01-02T10:00:00Z"}[field]
+	}
+	if b, _ := json.Marshal(page); apispec.CheckResponse("GET", orders, nil, 200, okHeaders, b) != nil {
+		t.Errorf("the restored page fails: %v", apispec.CheckResponse("GET", orders, nil, 200, okHeaders, b))
+	}
 }
 
 func TestCheckRequestEnforcesBounds(t *testing.T) {
