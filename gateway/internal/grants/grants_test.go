@@ -71,7 +71,10 @@ func TestCachingSharingAndNegativeResults(t *testing.T) {
 }
 
 func TestRevokedTokensOfAGrant(t *testing.T) {
-	keys, _ := internalctx.ParseKeys("k1:MDEyMzQ1Njc4OTAxMjM0NTY3ODkwMTIzNDU2Nzg5MDE=")
+	keys, err := internalctx.ParseKeys("k1:MDEyMzQ1Njc4OTAxMjM0NTY3ODkwMTIzNDU2Nzg5MDE=")
+	if err != nil {
+		t.Fatal(err)
+	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write([]byte(`{"grantId":"g1","clientId":"c","userId":"u","clientStatus":"approved","status":"active","expiresAt":"2999-01-01T00:00:00Z",
 			"boundary":"restaurant","restaurants":[],"organizations":[],"revokedTokenFamilies":["f1"],"revokedTokenIds":["j1"]}`))

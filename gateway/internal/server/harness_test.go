@@ -78,7 +78,10 @@ func newIdentity(t testing.TB) *identity {
 	if err != nil {
 		t.Fatal(err)
 	}
-	keys, _ := internalctx.ParseKeys("k1:" + keySecret)
+	keys, err := internalctx.ParseKeys("k1:" + keySecret)
+	if err != nil {
+		t.Fatal(err)
+	}
 	id := &identity{t: t, key: key, kid: "es-1", keys: keys, grants: map[string]*contracts.Grant{}, calls: map[string]int{}, uses: map[string]time.Time{}}
 	id.srv = httptest.NewServer(http.HandlerFunc(id.serve))
 	t.Cleanup(id.srv.Close)
