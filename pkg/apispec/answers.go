@@ -180,7 +180,7 @@ func (a *answerSchemas) at(ptr string) any {
 		if !ok {
 			return nil
 		}
-		v = obj[strings.NewReplacer("~1", "/", "~0", "~").Replace(token)]
+		v = obj[unescapeToken.Replace(token)]
 	}
 	return v
 }
@@ -200,10 +200,14 @@ func (a *answerSchemas) schema(ptr string) (*jsonschema.Schema, error) {
 	return s, nil
 }
 
+// JSON pointer tokens escape ~ and / (RFC 6901).
+var (
+	escapeToken   = strings.NewReplacer("~", "~0", "/", "~1")
+	unescapeToken = strings.NewReplacer("~1", "/", "~0", "~")
+)
+
 // escape makes s one JSON pointer token.
-func escape(s string) string {
-	return strings.NewReplacer("~", "~0", "/", "~1").Replace(s)
-}
+func escape(s string) string { return escapeToken.Replace(s) }
 
 // int64Format is OpenAPI's int64: an integer a signed 64-bit number holds.
 func int64Format(v any) error {

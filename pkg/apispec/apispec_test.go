@@ -255,3 +255,19 @@ func mustLoad(t *testing.T) *openapi3.T {
 	}
 	return doc
 }
+
+// BenchmarkCheckResponse is one check of an order search page, the schemas
+// compiled by the first call.
+func BenchmarkCheckResponse(b *testing.B) {
+	rid := "11111111-1111-4111-8111-111111111111"
+	headers := http.Header{"X-Request-Id": {"req-1"}, "Ratelimit-Policy": {`"partner";q=60;w=60`}, "Ratelimit": {`"partner";r=59;t=1`}, "Content-Type": {"application/json"}}
+	body := []byte(`{"data":{"restaurantId":"` + rid + `","searchScope":"date_range","currency":"EUR","truncated":false,"nextCursor":null,` +
+		`"period":{"startDate":"2026-01-01","endDate":"2026-01-31","timeZone":"Europe/Helsinki","dayStartHour":4},` +
+		`"matches":[{"orderId":"o-1","occurredAt":"2026-01-02T10:00:00Z","businessDate":"2026-01-02","status":"paid","totalAmountMinor":1250,"items":[],"itemsTruncated":false}]}}`)
+	path := "/v1/restaurants/" + rid + "/orders"
+	for b.Loop() {
+		if err := apispec.CheckResponse("GET", path, nil, 200, headers, body); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
