@@ -4,5 +4,5 @@
 // document with Redocly's recommended rules (pinned through npm), for every
 // menu naming set the gateway can serve. The client that oapi-codegen
 // generates from naming set A goes into tools/partnerclient (make
-// partner-client; committed) and is called by the end-to-end test.
+// partner-client; not committed) and is called by the end-to-end test.
 package apicheck
