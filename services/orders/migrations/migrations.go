@@ -1,6 +1,7 @@
 // Package migrations holds the orders schema as numbered goose SQL files plus
-// the migrations written in Go: the event outbox (pkg/outbox) and the hash
-// partitioning of the order tables by restaurant.
+// the migrations written in Go: the event outbox (pkg/outbox), the hash
+// partitioning of the order tables by restaurant, and the move of each
+// order's lines, VAT rows, refunds and payment references into its row.
 package migrations
 
 import (
@@ -19,5 +20,5 @@ var FS embed.FS
 // many hash partitions by restaurant the order tables get when migration 8
 // runs (ORDERS_PARTITIONS); a database migrated past it keeps its count.
 func Go(partitions int) []*goose.Migration {
-	return []*goose.Migration{outbox.Migration(4), outbox.TraceMigration(7), partitionMigration(8, partitions), outbox.ActorMigration(9)}
+	return []*goose.Migration{outbox.Migration(4), outbox.TraceMigration(7), partitionMigration(8, partitions), outbox.ActorMigration(9), detailsMigration(10)}
 }

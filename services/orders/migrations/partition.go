@@ -18,9 +18,10 @@ const DefaultPartitions = 16
 // partition grows with them.
 const MaxPartitions = 256
 
-// PartitionedTables are the order tables partitioned by restaurant: every
-// one holds restaurant_id in its primary key, and every query names the
-// restaurant, so a query reads one partition.
+// PartitionedTables are the order tables migration 8 partitions by
+// restaurant: every one holds restaurant_id in its primary key, and every
+// query names the restaurant, so a query reads one partition. (Migration 10
+// folds the five child tables into the orders' rows.)
 var PartitionedTables = []string{
 	"orders", "order_lines", "order_line_options", "order_vat_rows", "order_refunded_items",
 	"order_payment_references", "order_item_keys", "order_item_names",

@@ -123,7 +123,7 @@ func importOrders(ctx context.Context, args []string, open func(context.Context)
 		return fmt.Errorf("import into the empty schema failed, nothing was stored: %w", err)
 	}
 	slog.Info("orders stored and indexed, gathering the planner's statistics", "orders", n, "elapsed", time.Since(start).Round(time.Second).String())
-	if _, err := db.SQL.ExecContext(ctx, "ANALYZE orders, order_lines, order_line_options, order_item_keys"); err != nil {
+	if _, err := db.SQL.ExecContext(ctx, "ANALYZE orders, order_details, order_item_keys"); err != nil {
 		return err
 	}
 	slog.Info("orders imported", "orders", n, "elapsed", time.Since(start).Round(time.Millisecond).String())

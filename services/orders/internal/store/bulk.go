@@ -31,11 +31,7 @@ var bulkTables = []struct {
 	cols []string
 }{
 	{"orders", orderColumns},
-	{"order_lines", lineColumns},
-	{"order_line_options", optionColumns},
-	{"order_vat_rows", vatColumns},
-	{"order_refunded_items", refundColumns},
-	{"order_payment_references", paymentColumns},
+	{"order_details", detailColumns},
 	{"order_item_keys", itemKeyColumns},
 }
 
@@ -111,7 +107,7 @@ type bulk struct {
 
 func (b *bulk) begin(ctx context.Context) error {
 	// Orders first, the table a replace takes first (then the item keys,
-	// children and names), so a concurrent ingestion waits instead of
+	// details and names), so a concurrent ingestion waits instead of
 	// deadlocking.
 	var all []string
 	for _, t := range bulkTables {
@@ -328,9 +324,9 @@ func (b *bulk) rebuild(ctx context.Context, d indexDef) error {
 // keepLastStates deletes every state of an order but the last one sent.
 // Each COPY is its own command of the transaction and PostgreSQL stamps its
 // rows with that command id (cmin); rows are COPYed in input order, the
-// orders before their children, one state of an order per flush, so the
-// last state of an order is its order row with the highest cmin and the
-// child rows COPYed after it.
+// orders before their details and item keys, one state of an order per
+// flush, so the last state of an order is its order row with the highest
+// cmin and the rows COPYed after it.
 func (b *bulk) keepLastStates(ctx context.Context) error {
 	var q strings.Builder
 	q.WriteString(`CREATE TEMP TABLE bulk_last_states ON COMMIT DROP AS
@@ -461,7 +457,7 @@ func (b *bulk) Store(ctx context.Context, prepared any) error {
 }
 
 // flush COPYs the gathered rows into their partitions, the orders before
-// their children.
+// their details and item keys.
 func (b *bulk) flush(ctx context.Context) error {
 	for i, t := range bulkTables {
 		for r, rows := range b.pending[i] {
@@ -494,9 +490,9 @@ func encodeBatch(orders []domain.Order, reuse [][]byte) ([][]byte, [][2]string, 
 	seenNames := map[[2]string]bool{}
 	var names [][2]string
 	var keys []int64
-	var rates []byte
 	var lower []string
 	var groups []batchGroup
+	var d [4][]byte
 	for _, o := range orders {
 		rid, oid := o.RestaurantID, o.OrderID
 		if len(groups) == 0 || groups[len(groups)-1].restaurantID != rid {
@@ -515,7 +511,7 @@ func encodeBatch(orders []domain.Order, reuse [][]byte) ([][]byte, [][2]string, 
 			k := ItemKey(rid, name)
 			if !slices.Contains(keys, k) {
 				keys = append(keys, k)
-				w := &bufs[6]
+				w := &bufs[2]
 				w.tuple(len(itemKeyColumns))
 				w.uuid(rid)
 				w.int8(k)
@@ -567,91 +563,13 @@ func encodeBatch(orders []domain.Order, reuse [][]byte) ([][]byte, [][2]string, 
 		}
 		w.int8Array(keys)
 
-		for i, l := range o.Lines {
-			w := &bufs[1]
-			w.tuple(len(lineColumns))
-			w.uuid(rid)
-			w.text(oid)
-			w.int4(i)
-			w.text(l.LineID)
-			w.textPtr(l.CatalogItemID)
-			w.textPtr(l.CatalogItemKind)
-			w.textPtr(l.CatalogCategoryID)
-			w.textPtr(l.MenuID)
-			w.text(l.Name)
-			w.textPtr(l.Category)
-			w.textPtr(l.ItemType)
-			w.int4(l.Quantity)
-			w.int8(l.UnitPriceMinor)
-			w.int8Ptr(l.OriginalUnitPriceMinor)
-			w.int8(l.GrossAmountMinor)
-			w.int8(l.DiscountAmountMinor)
-			w.int8(l.VatAmountMinor)
-			w.text(l.TaxEvidence)
-			w.textPtr(l.TaxCountryCode)
-			if l.TaxRatesAsOf != nil {
-				w.date(*l.TaxRatesAsOf)
-			} else {
-				w.null()
-			}
-			rates = appendVatRates(rates[:0], l.VatRates)
-			w.jsonb(rates)
-			for j, opt := range l.SelectedOptions {
-				w := &bufs[2]
-				w.tuple(len(optionColumns))
-				w.uuid(rid)
-				w.text(oid)
-				w.int4(i)
-				w.int4(j)
-				w.textPtr(opt.OptionID)
-				w.textPtr(opt.OptionGroupID)
-				w.text(opt.Name)
-				w.int4(opt.Quantity)
-				w.int8(opt.UnitPriceMinor)
-				w.int8(opt.GrossAmountMinor)
-				w.int8(opt.VatAmountMinor)
-			}
-		}
-		for i, v := range o.VatRows {
-			w := &bufs[3]
-			w.tuple(len(vatColumns))
-			w.uuid(rid)
-			w.text(oid)
-			w.int4(i)
-			w.text(v.Category)
-			w.int4(v.RateBps)
-			w.int8(v.GrossAmountMinor)
-			w.int8(v.NetAmountMinor)
-			w.int8(v.VatAmountMinor)
-		}
-		for i, r := range o.RefundedItems {
-			w := &bufs[4]
-			w.tuple(len(refundColumns))
-			w.uuid(rid)
-			w.text(oid)
-			w.int4(i)
-			w.textPtr(r.LineID)
-			w.textPtr(r.CatalogItemID)
-			w.text(r.Name)
-			w.int4(r.Quantity)
-			w.int8(r.AmountMinor)
-			w.timestamptz(r.RefundedAt)
-		}
-		for i, p := range o.PaymentReferences {
-			w := &bufs[5]
-			w.tuple(len(paymentColumns))
-			w.uuid(rid)
-			w.text(oid)
-			w.int4(i)
-			w.text(p.Provider)
-			w.textPtr(p.ReceiptHash)
-			w.textPtr(p.CheckoutID)
-			w.textPtr(p.TransactionID)
-			w.textPtr(p.TransactionCode)
-			w.textPtr(p.SessionID)
-			w.int8(p.RecordedAmountMinor)
-			w.text(p.Currency)
-			w.timestamptz(p.CreatedAt)
+		appendDetails(&d, o)
+		w = &bufs[1]
+		w.tuple(len(detailColumns))
+		w.uuid(rid)
+		w.text(oid)
+		for _, j := range d {
+			w.bytes(j)
 		}
 		for i := range bufs {
 			groups[len(groups)-1].end[i] = len(bufs[i].b)
@@ -665,42 +583,6 @@ func encodeBatch(orders []domain.Order, reuse [][]byte) ([][]byte, [][2]string, 
 		out[i] = bufs[i].b
 	}
 	return out, names, groups, nil
-}
-
-// appendVatRates writes a line's VAT rates as JSON (jsonb stores the same
-// value whatever the spelling).
-func appendVatRates(b []byte, rates []domain.VatRate) []byte {
-	b = append(b, '[')
-	for i, r := range rates {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, `{"category":`...)
-		b = appendJSONString(b, r.Category)
-		b = append(b, `,"rateBps":`...)
-		b = strconv.AppendInt(b, int64(r.RateBps), 10)
-		b = append(b, `,"vatAmountMinor":`...)
-		b = strconv.AppendInt(b, r.VatAmountMinor, 10)
-		b = append(b, '}')
-	}
-	return append(b, ']')
-}
-
-func appendJSONString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	for i := range len(s) {
-		c := s[i]
-		switch {
-		case c == '"' || c == '\\':
-			b = append(b, '\\', c)
-		case c < 0x20:
-			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-		default:
-			b = append(b, c)
-		}
-	}
-	return append(b, '"')
 }
 
 // copyBuf builds PostgreSQL binary COPY data.
@@ -718,7 +600,7 @@ func (w *copyBuf) null()          { w.b = binary.BigEndian.AppendUint32(w.b, 0xf
 func (w *copyBuf) length(n int)   { w.b = binary.BigEndian.AppendUint32(w.b, uint32(n)) }              //nolint:gosec // values are far below 1 GB
 func (w *copyBuf) int8(v int64)   { w.length(8); w.b = binary.BigEndian.AppendUint64(w.b, uint64(v)) } //nolint:gosec // two's complement is the wire format
 func (w *copyBuf) text(s string)  { w.length(len(s)); w.b = append(w.b, s...) }
-func (w *copyBuf) jsonb(j []byte) { w.length(len(j) + 1); w.b = append(append(w.b, 1), j...) }
+func (w *copyBuf) bytes(b []byte) { w.length(len(b)); w.b = append(w.b, b...) }
 func (w *copyBuf) fail(err error) { w.err = cmpOr(w.err, err) }
 func cmpOr(a, b error) error {
 	if a != nil {

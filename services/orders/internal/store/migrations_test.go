@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"reflect"
 	"testing"
 
 	"github.com/pressly/goose/v3"
@@ -62,15 +63,18 @@ func TestItemKeysMigration(t *testing.T) {
 	itemKeysMatchOrders(t, s)
 }
 
-// Migration 8 turns the order tables of a database that holds orders,
-// written by the schema before it, into hash partitions by restaurant:
+// Orders written by the current schema survive going down to version 7
+// (before the partitions, with the five child tables) and up again:
+// migration 8 turns the order tables into hash partitions by restaurant,
 // every row kept, each table with the indexes, constraints and statistics
-// objects it had, the statistics objects on every partition too. Going down
-// turns them back into plain tables, rows kept.
-func TestPartitionMigrationKeepsRows(t *testing.T) {
+// objects it had, the statistics objects on every partition too; migration
+// 10 folds the child tables into order_details, partitioned alike, with the
+// values the store writes. Going down turns them back into plain tables,
+// rows kept.
+func TestPartitionAndDetailsMigrationsKeepRows(t *testing.T) {
 	ctx := context.Background()
 	const partitions = 4
-	url := testenv.NewDatabase(t, "orders-before-partitions", func(ctx context.Context, url string) error {
+	url := testenv.NewDatabase(t, "orders-migrations-round-trip", func(ctx context.Context, url string) error {
 		db, err := database.Open(ctx, database.Config{URL: config.Secret(url)}, "orders")
 		if err != nil {
 			return err
@@ -79,7 +83,7 @@ func TestPartitionMigrationKeepsRows(t *testing.T) {
 		if _, err := db.SQL.ExecContext(ctx, "CREATE SCHEMA orders"); err != nil {
 			return err
 		}
-		_, err = migrator(t, db.SQL, partitions).UpTo(ctx, 7)
+		_, err = migrator(t, db.SQL, partitions).Up(ctx)
 		return err
 	})
 	db, err := database.Open(ctx, database.Config{URL: config.Secret(url)}, "orders")
@@ -99,6 +103,19 @@ func TestPartitionMigrationKeepsRows(t *testing.T) {
 	if err := s.Replace(ctx, orders, nil); err != nil {
 		t.Fatal(err)
 	}
+	stored := func() []domain.Order {
+		t.Helper()
+		out := make([]domain.Order, len(orders))
+		for i, o := range orders {
+			got, err := s.Get(ctx, o.RestaurantID, o.OrderID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out[i] = got
+		}
+		return out
+	}
+	written := stored()
 	partitioned := func() (tables, parts int) {
 		t.Helper()
 		if err := s.DB.QueryRow(`SELECT count(DISTINCT pt.partrelid), count(i.inhrelid) FROM pg_partitioned_table pt
@@ -122,13 +139,21 @@ func TestPartitionMigrationKeepsRows(t *testing.T) {
 		}
 		return defs
 	}
-	rows, defs := tableRows(t, s), definitions()
-	if tables, _ := partitioned(); tables != 0 {
-		t.Fatalf("%d partitioned tables before the migration", tables)
-	}
 
 	p := migrator(t, s.DB, partitions)
-	if _, err := p.Up(ctx); err != nil {
+	if _, err := p.DownTo(ctx, 7); err != nil {
+		t.Fatal(err)
+	}
+	if tables, _ := partitioned(); tables != 0 {
+		t.Fatalf("%d partitioned tables at version 7", tables)
+	}
+	var lines int
+	if err := s.DB.QueryRow(`SELECT count(*) FROM order_lines`).Scan(&lines); err != nil || lines == 0 {
+		t.Fatalf("%d line rows at version 7 (%v)", lines, err)
+	}
+	rows, defs := tableRows(t, s), definitions()
+
+	if _, err := p.UpTo(ctx, 9); err != nil {
 		t.Fatal(err)
 	}
 	if tables, parts := partitioned(); tables != len(migrations.PartitionedTables) || parts != partitions*tables {
@@ -149,9 +174,40 @@ func TestPartitionMigrationKeepsRows(t *testing.T) {
 		t.Fatalf("%d partitions of order_item_keys have statistics objects (%v), want %d", stats, err, partitions)
 	}
 	itemKeysMatchOrders(t, s)
-	got, err := s.Get(ctx, orders[1].RestaurantID, orders[1].OrderID)
-	if err != nil || got.Status != "refunded" {
-		t.Fatalf("order after the migration: %+v %v", got, err)
+
+	if _, err := p.Up(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for i, got := range stored() {
+		if !reflect.DeepEqual(got, written[i]) {
+			t.Fatalf("order after migration 10:\n%+v\nwritten:\n%+v", got, written[i])
+		}
+	}
+	var children, parts int
+	if err := s.DB.QueryRow(`SELECT count(*) FROM pg_class WHERE relname = ANY('{order_lines,order_line_options,order_vat_rows,order_refunded_items,order_payment_references}')
+		AND relnamespace = current_schema()::regnamespace`).Scan(&children); err != nil || children != 0 {
+		t.Fatalf("%d child tables left after migration 10 (%v)", children, err)
+	}
+	if err := s.DB.QueryRow(`SELECT count(*) FROM pg_inherits WHERE inhparent = 'order_details'::regclass`).Scan(&parts); err != nil || parts != partitions {
+		t.Fatalf("order_details has %d partitions (%v), want %d", parts, err, partitions)
+	}
+	// Migration 10's arrays are the store's: the same orders written
+	// again leave the same values.
+	details := func() string {
+		t.Helper()
+		var rows string
+		if err := s.DB.QueryRow(`SELECT string_agg(concat_ws(' ', restaurant_id, order_id, lines::jsonb, vat_rows::jsonb,
+			refunded_items::jsonb, payment_references::jsonb), E'\n' ORDER BY restaurant_id, order_id) FROM order_details`).Scan(&rows); err != nil {
+			t.Fatal(err)
+		}
+		return rows
+	}
+	migrated := details()
+	if err := s.Replace(ctx, orders, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := details(); got != migrated {
+		t.Fatalf("details written by the store:\n%s\nby migration 10:\n%s", got, migrated)
 	}
 	// Written after the migration, an order goes into its partition.
 	more := sampleOrder("after", "paid", "Tea")

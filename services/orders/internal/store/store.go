@@ -6,7 +6,6 @@ package store
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -48,30 +47,10 @@ var orderColumns = []string{
 	"refunded_item_count", "payment_reference_count", "item_names", "item_keys",
 }
 
-var lineColumns = []string{
-	"restaurant_id", "order_id", "position", "line_id", "catalog_item_id", "catalog_item_kind",
-	"catalog_category_id", "menu_id", "name", "category", "item_type", "quantity", "unit_price_minor",
-	"original_unit_price_minor", "gross_amount_minor", "discount_amount_minor", "vat_amount_minor",
-	"tax_evidence", "tax_country_code", "tax_rates_as_of", "vat_rates",
-}
-
-var optionColumns = []string{
-	"restaurant_id", "order_id", "line_position", "position", "option_id", "option_group_id", "name",
-	"quantity", "unit_price_minor", "gross_amount_minor", "vat_amount_minor",
-}
-
-var vatColumns = []string{
-	"restaurant_id", "order_id", "position", "category", "rate_bps", "gross_amount_minor", "net_amount_minor", "vat_amount_minor",
-}
-
-var refundColumns = []string{
-	"restaurant_id", "order_id", "position", "line_id", "catalog_item_id", "name", "quantity", "amount_minor", "refunded_at",
-}
-
-var paymentColumns = []string{
-	"restaurant_id", "order_id", "position", "provider", "receipt_hash", "checkout_id", "transaction_id",
-	"transaction_code", "session_id", "recorded_amount_minor", "currency", "created_at",
-}
+// detailColumns are order_details' columns: an order's lines (with their
+// options), VAT rows, refunded items and payment references as JSON text
+// (see details.go).
+var detailColumns = []string{"restaurant_id", "order_id", "lines", "vat_rows", "refunded_items", "payment_references"}
 
 var itemKeyColumns = []string{"restaurant_id", "item_key", "occurred_at", "order_id"}
 
@@ -93,9 +72,7 @@ func (s *Store) Replace(ctx context.Context, orders []domain.Order, decide domai
 	stages := newStages()
 	names := map[[2]string]bool{}
 	for _, o := range orders {
-		if err := appendRows(stages, o, names); err != nil {
-			return err
-		}
+		appendRows(stages, o, names)
 	}
 	conn, err := s.DB.Conn(ctx)
 	if err != nil {
@@ -147,7 +124,7 @@ type change struct {
 // classify compares the staged orders with the stored ones, which the
 // replace has locked: refund grown, or otherwise different (any column of
 // the order row, which carries the totals, counts and item names of its
-// children). It is a statement of its own, run after the lock: under READ
+// details). It is a statement of its own, run after the lock: under READ
 // COMMITTED it then sees what a concurrent replace of the same orders
 // committed. The orders this replace inserted equal their staged rows.
 func classify(ctx context.Context, tx pgx.Tx) ([]change, error) {
@@ -215,11 +192,7 @@ func record(ctx context.Context, tx pgx.Tx, orders []domain.Order, changes []cha
 func newStages() []*stage {
 	return []*stage{
 		{table: "orders", stage: "stage_orders", cols: orderColumns},
-		{table: "order_lines", stage: "stage_lines", cols: lineColumns},
-		{table: "order_line_options", stage: "stage_options", cols: optionColumns},
-		{table: "order_vat_rows", stage: "stage_vat", cols: vatColumns},
-		{table: "order_refunded_items", stage: "stage_refunds", cols: refundColumns},
-		{table: "order_payment_references", stage: "stage_payments", cols: paymentColumns},
+		{table: "order_details", stage: "stage_details", cols: detailColumns},
 		{table: "order_item_names", stage: "stage_names", cols: []string{"restaurant_id", "name"}},
 		{table: "order_item_keys", stage: "stage_keys", cols: itemKeyColumns},
 	}
@@ -233,7 +206,7 @@ func newStages() []*stage {
 func replaceTx(ctx context.Context, tx pgx.Tx, stages []*stage, n int, direct bool, locked func(created []change) error, after func() error) error {
 	staged := stages
 	if direct {
-		staged = stages[6:7] // only the name dictionary needs ON CONFLICT
+		staged = stages[2:3] // only the name dictionary needs ON CONFLICT
 	}
 	var ddl strings.Builder
 	for _, st := range staged {
@@ -272,7 +245,7 @@ func replaceTx(ctx context.Context, tx pgx.Tx, stages []*stage, n int, direct bo
 		// key order, so concurrent replaces of an order serialise before
 		// anything of it is swapped. Under the lock the stored row says which
 		// item keys to delete (its occurred_at and item_keys); then the
-		// orders that differ are updated and the children swapped.
+		// orders that differ are updated and the details replaced.
 		insert := fmt.Sprintf("INSERT INTO orders (%s) SELECT %s FROM stage_orders ORDER BY restaurant_id, order_id ON CONFLICT (restaurant_id, order_id) DO NOTHING", cols, cols)
 		lock := fmt.Sprintf("SELECT 1 FROM orders o JOIN stage_orders s ON %s ORDER BY o.restaurant_id, o.order_id FOR UPDATE OF o", match)
 		if locked == nil {
@@ -298,16 +271,12 @@ func replaceTx(ctx context.Context, tx pgx.Tx, stages []*stage, n int, direct bo
 			WHERE k.restaurant_id = old.restaurant_id AND k.item_key = old.item_key AND k.occurred_at = old.occurred_at AND k.order_id = old.order_id;`, match)
 		fmt.Fprintf(&sqls, "UPDATE orders o SET %s, ingested_at = now() FROM stage_orders s WHERE %s AND (%s) IS DISTINCT FROM (%s);",
 			strings.Join(set, ", "), match, strings.Join(stored, ", "), strings.Join(staged, ", "))
-		if len(stages[7].rows) > 0 {
+		if len(stages[3].rows) > 0 {
 			sqls.WriteString("INSERT INTO order_item_keys (restaurant_id, item_key, occurred_at, order_id) SELECT restaurant_id, item_key, occurred_at, order_id FROM stage_keys;")
 		}
-		for _, st := range stages[1:6] {
-			fmt.Fprintf(&sqls, "DELETE FROM %s t USING stage_orders s WHERE t.restaurant_id = s.restaurant_id AND t.order_id = s.order_id;", st.table)
-			c := strings.Join(st.cols, ", ")
-			if len(st.rows) > 0 {
-				fmt.Fprintf(&sqls, "INSERT INTO %s (%s) SELECT %s FROM %s;", st.table, c, c, st.stage)
-			}
-		}
+		details := strings.Join(detailColumns, ", ")
+		fmt.Fprintf(&sqls, "INSERT INTO order_details (%s) SELECT %s FROM stage_details ON CONFLICT (restaurant_id, order_id) DO UPDATE SET %s;",
+			details, details, "lines = excluded.lines, vat_rows = excluded.vat_rows, refunded_items = excluded.refunded_items, payment_references = excluded.payment_references")
 	}
 	sqls.WriteString("INSERT INTO order_item_names (restaurant_id, name) SELECT restaurant_id, name FROM stage_names ORDER BY 1, 2 ON CONFLICT DO NOTHING;")
 	if _, err := tx.Exec(ctx, sqls.String()); err != nil {
@@ -345,7 +314,7 @@ func ItemKey(restaurantID, lowerName string) int64 {
 	return int64(h) //nolint:gosec // a hash: wrapping into the signed range is intended
 }
 
-func appendRows(stages []*stage, o domain.Order, names map[[2]string]bool) error {
+func appendRows(stages []*stage, o domain.Order, names map[[2]string]bool) {
 	rid, oid := o.RestaurantID, o.OrderID
 	keys := make([]int64, 0, len(o.Lines))
 	for _, l := range o.Lines {
@@ -353,11 +322,11 @@ func appendRows(stages []*stage, o domain.Order, names map[[2]string]bool) error
 		k := ItemKey(rid, name)
 		if !slices.Contains(keys, k) {
 			keys = append(keys, k)
-			stages[7].rows = append(stages[7].rows, []any{rid, k, o.OccurredAt, oid})
+			stages[3].rows = append(stages[3].rows, []any{rid, k, o.OccurredAt, oid})
 		}
 		if !names[[2]string{rid, name}] {
 			names[[2]string{rid, name}] = true
-			stages[6].rows = append(stages[6].rows, []any{rid, name})
+			stages[2].rows = append(stages[2].rows, []any{rid, name})
 		}
 	}
 	stages[0].rows = append(stages[0].rows, []any{
@@ -368,39 +337,9 @@ func appendRows(stages []*stage, o domain.Order, names map[[2]string]bool) error
 		o.Currency, o.VatAllocationMethod, o.TaxCountryCode, o.TaxRatesAsOf.Time(), o.LineCount,
 		o.RefundedItemCount, o.PaymentReferenceCount, o.ItemNames(), keys,
 	})
-	for i, l := range o.Lines {
-		rates, err := json.Marshal(l.VatRates)
-		if err != nil {
-			return err
-		}
-		var asOf *time.Time
-		if l.TaxRatesAsOf != nil {
-			t := l.TaxRatesAsOf.Time()
-			asOf = &t
-		}
-		stages[1].rows = append(stages[1].rows, []any{
-			rid, oid, i, l.LineID, l.CatalogItemID, l.CatalogItemKind, l.CatalogCategoryID, l.MenuID,
-			l.Name, l.Category, l.ItemType, l.Quantity, l.UnitPriceMinor, l.OriginalUnitPriceMinor,
-			l.GrossAmountMinor, l.DiscountAmountMinor, l.VatAmountMinor, l.TaxEvidence, l.TaxCountryCode, asOf, rates,
-		})
-		for j, opt := range l.SelectedOptions {
-			stages[2].rows = append(stages[2].rows, []any{
-				rid, oid, i, j, opt.OptionID, opt.OptionGroupID, opt.Name, opt.Quantity,
-				opt.UnitPriceMinor, opt.GrossAmountMinor, opt.VatAmountMinor,
-			})
-		}
-	}
-	for i, v := range o.VatRows {
-		stages[3].rows = append(stages[3].rows, []any{rid, oid, i, v.Category, v.RateBps, v.GrossAmountMinor, v.NetAmountMinor, v.VatAmountMinor})
-	}
-	for i, r := range o.RefundedItems {
-		stages[4].rows = append(stages[4].rows, []any{rid, oid, i, r.LineID, r.CatalogItemID, r.Name, r.Quantity, r.AmountMinor, r.RefundedAt})
-	}
-	for i, p := range o.PaymentReferences {
-		stages[5].rows = append(stages[5].rows, []any{rid, oid, i, p.Provider, p.ReceiptHash, p.CheckoutID, p.TransactionID,
-			p.TransactionCode, p.SessionID, p.RecordedAmountMinor, p.Currency, p.CreatedAt})
-	}
-	return nil
+	var d [4][]byte
+	appendDetails(&d, o)
+	stages[1].rows = append(stages[1].rows, []any{rid, oid, string(d[0]), string(d[1]), string(d[2]), string(d[3])})
 }
 
 const summaryColumns = `order_id, restaurant_order_number, receipt_hash, occurred_at, business_date, order_type,
@@ -411,15 +350,17 @@ const summaryColumns = `order_id, restaurant_order_number, receipt_hash, occurre
 
 const summarySelect = "SELECT " + summaryColumns + " FROM orders"
 
-func scanOrder(rows interface{ Scan(...any) error }, restaurantID string) (domain.Order, error) {
+// scanOrder reads a row of summaryColumns, then into more (further columns
+// of the row).
+func scanOrder(rows interface{ Scan(...any) error }, restaurantID string, more ...any) (domain.Order, error) {
 	o := domain.Order{RestaurantID: restaurantID}
 	var bd, asOf time.Time
 	var table sql.NullInt32
-	err := rows.Scan(&o.OrderID, &o.RestaurantOrderNumber, &o.ReceiptHash, &o.OccurredAt, &bd, &o.OrderType,
+	err := rows.Scan(append([]any{&o.OrderID, &o.RestaurantOrderNumber, &o.ReceiptHash, &o.OccurredAt, &bd, &o.OrderType,
 		&table, &o.Status, &o.PaymentMethod, &o.Origin.Kind, &o.Origin.Provider, &o.OriginalAmountMinor, &o.TotalAmountMinor,
 		&o.VatMinor, &o.RefundAmountMinor, &o.DiscountAmountMinor, &o.GrossSalesMinor, &o.NetSalesMinor, &o.TipAmountMinor,
 		&o.Currency, &o.VatAllocationMethod, &o.TaxCountryCode, &asOf, &o.LineCount, &o.RefundedItemCount,
-		&o.PaymentReferenceCount)
+		&o.PaymentReferenceCount}, more...)...)
 	if err != nil {
 		return o, err
 	}
@@ -553,7 +494,7 @@ func (s *Store) search(ctx context.Context, f domain.Filter) (domain.Page, error
 		last := page.Orders[f.Limit-1]
 		page.Next = &domain.Position{OccurredAt: last.OccurredAt, OrderID: last.OrderID}
 	}
-	if err := s.loadLines(ctx, f.RestaurantID, page.Orders, domain.SearchLineCap); err != nil {
+	if err := s.loadLines(ctx, f.RestaurantID, page.Orders); err != nil {
 		return domain.Page{}, err
 	}
 	return page, nil
@@ -701,8 +642,8 @@ func escapeLike(s string) string {
 	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
 }
 
-// loadLines fills up to lineCap lines (with options) of each order.
-func (s *Store) loadLines(ctx context.Context, restaurantID string, orders []domain.Order, lineCap int) error {
+// loadLines fills the lines of each order, up to domain.SearchLineCap.
+func (s *Store) loadLines(ctx context.Context, restaurantID string, orders []domain.Order) error {
 	if len(orders) == 0 {
 		return nil
 	}
@@ -711,56 +652,19 @@ func (s *Store) loadLines(ctx context.Context, restaurantID string, orders []dom
 	for i, o := range orders {
 		ids[i] = o.OrderID
 		index[o.OrderID] = i
-		orders[i].Lines = []domain.Line{}
 	}
-	err := queryAll(ctx, s.DB, `SELECT order_id, line_id, catalog_item_id, catalog_item_kind, catalog_category_id,
-		menu_id, name, category, item_type, quantity, unit_price_minor, original_unit_price_minor, gross_amount_minor,
-		discount_amount_minor, vat_amount_minor, tax_evidence, tax_country_code, tax_rates_as_of, vat_rates
-		FROM order_lines WHERE restaurant_id = $1 AND order_id = ANY($2) AND position < $3
-		ORDER BY order_id, position`, func(rows *sql.Rows) error {
+	return queryAll(ctx, s.DB, `SELECT order_id, lines FROM order_details WHERE restaurant_id = $1 AND order_id = ANY($2)`, func(rows *sql.Rows) error {
 		var oid string
-		var l domain.Line
-		var asOf sql.NullTime
-		var rates []byte
-		if err := rows.Scan(&oid, &l.LineID, &l.CatalogItemID, &l.CatalogItemKind, &l.CatalogCategoryID, &l.MenuID,
-			&l.Name, &l.Category, &l.ItemType, &l.Quantity, &l.UnitPriceMinor, &l.OriginalUnitPriceMinor,
-			&l.GrossAmountMinor, &l.DiscountAmountMinor, &l.VatAmountMinor, &l.TaxEvidence, &l.TaxCountryCode,
-			&asOf, &rates); err != nil {
+		var d details
+		if err := rows.Scan(&oid, &d.lines); err != nil {
 			return err
 		}
-		if asOf.Valid {
-			d := bizdate.FromTime(asOf.Time.UTC())
-			l.TaxRatesAsOf = &d
-		}
-		l.VatRates = []domain.VatRate{}
-		if err := json.Unmarshal(rates, &l.VatRates); err != nil {
-			return err
-		}
-		l.SelectedOptions = []domain.SelectedOption{}
-		i := index[oid]
-		orders[i].Lines = append(orders[i].Lines, l)
-		return nil
-	}, restaurantID, ids, lineCap)
-	if err != nil {
-		return err
-	}
-	return queryAll(ctx, s.DB, `SELECT order_id, line_position, option_id, option_group_id, name, quantity,
-		unit_price_minor, gross_amount_minor, vat_amount_minor
-		FROM order_line_options WHERE restaurant_id = $1 AND order_id = ANY($2) AND line_position < $3
-		ORDER BY order_id, line_position, position`, func(rows *sql.Rows) error {
-		var oid string
-		var lp int
-		var opt domain.SelectedOption
-		if err := rows.Scan(&oid, &lp, &opt.OptionID, &opt.OptionGroupID, &opt.Name, &opt.Quantity,
-			&opt.UnitPriceMinor, &opt.GrossAmountMinor, &opt.VatAmountMinor); err != nil {
-			return err
-		}
-		lines := orders[index[oid]].Lines
-		if lp < len(lines) {
-			lines[lp].SelectedOptions = append(lines[lp].SelectedOptions, opt)
+		o := &orders[index[oid]]
+		if err := d.fill(o, domain.SearchLineCap); err != nil {
+			return fmt.Errorf("order %s: %w", oid, err)
 		}
 		return nil
-	}, restaurantID, ids, lineCap)
+	}, restaurantID, ids)
 }
 
 // queryAll runs q and calls scan for every row.
@@ -778,7 +682,8 @@ func queryAll(ctx context.Context, db *sql.DB, q string, scan func(*sql.Rows) er
 	return rows.Err()
 }
 
-// Get reads one order of a restaurant with its capped children.
+// Get reads one order of a restaurant with its details (lines, refunded
+// items and payment references capped), in one statement.
 func (s *Store) Get(ctx context.Context, restaurantID, orderID string) (domain.Order, error) {
 	return s.reader(ctx).get(ctx, restaurantID, orderID)
 }
@@ -789,79 +694,20 @@ func (s *Store) get(ctx context.Context, restaurantID, orderID string) (domain.O
 	if err := domain.OrderIDParam(orderID); err != nil {
 		return domain.Order{}, err
 	}
-	row := s.DB.QueryRowContext(ctx, summarySelect+" WHERE restaurant_id = $1 AND order_id = $2", restaurantID, orderID)
-	o, err := scanOrder(row, restaurantID)
+	var d details
+	row := s.DB.QueryRowContext(ctx, "SELECT "+summaryColumns+", lines, vat_rows, refunded_items, payment_references"+
+		" FROM orders JOIN order_details USING (restaurant_id, order_id) WHERE restaurant_id = $1 AND order_id = $2", restaurantID, orderID)
+	o, err := scanOrder(row, restaurantID, &d.lines, &d.vatRows, &d.refundedItems, &d.paymentReferences)
 	if errors.Is(err, sql.ErrNoRows) {
 		return o, domain.ErrNotFound
 	}
 	if err != nil {
 		return o, err
 	}
-	orders := []domain.Order{o}
-	if err := s.loadLines(ctx, restaurantID, orders, domain.DetailLineCap); err != nil {
-		return o, err
+	if err := d.fill(&o, domain.DetailLineCap); err != nil {
+		return o, fmt.Errorf("order %s: %w", orderID, err)
 	}
-	o = orders[0]
-
-	o.VatRows = []domain.VatRow{}
-	err = queryAll(ctx, s.DB, `SELECT category, rate_bps, gross_amount_minor, net_amount_minor, vat_amount_minor
-		FROM order_vat_rows WHERE restaurant_id = $1 AND order_id = $2 ORDER BY position`, func(rows *sql.Rows) error {
-		var v domain.VatRow
-		if err := rows.Scan(&v.Category, &v.RateBps, &v.GrossAmountMinor, &v.NetAmountMinor, &v.VatAmountMinor); err != nil {
-			return err
-		}
-		o.VatRows = append(o.VatRows, v)
-		return nil
-	}, restaurantID, orderID)
-	if err != nil {
-		return o, err
-	}
-
-	o.RefundedItems = []domain.RefundedItem{}
-	err = queryAll(ctx, s.DB, `SELECT line_id, catalog_item_id, name, quantity, amount_minor, refunded_at
-		FROM order_refunded_items WHERE restaurant_id = $1 AND order_id = $2 AND position < $3 ORDER BY position`, func(rows *sql.Rows) error {
-		var r domain.RefundedItem
-		if err := rows.Scan(&r.LineID, &r.CatalogItemID, &r.Name, &r.Quantity, &r.AmountMinor, &r.RefundedAt); err != nil {
-			return err
-		}
-		r.RefundedAt = r.RefundedAt.UTC()
-		o.RefundedItems = append(o.RefundedItems, r)
-		return nil
-	}, restaurantID, orderID, domain.RefundedItemCap)
-	if err != nil {
-		return o, err
-	}
-
-	refs, err := s.paymentReferences(ctx, restaurantID, orderID)
-	if err != nil {
-		// The references are supplementary evidence: the order still answers,
-		// with paymentReferences null, when they cannot be read.
-		o.PaymentReferencesUnavailable = true
-	}
-	o.PaymentReferences = refs
 	return o, nil
-}
-
-func (s *Store) paymentReferences(ctx context.Context, restaurantID, orderID string) ([]domain.PaymentReference, error) {
-	rows, err := s.DB.QueryContext(ctx, `SELECT provider, receipt_hash, checkout_id, transaction_id, transaction_code,
-		session_id, recorded_amount_minor, currency, created_at
-		FROM order_payment_references WHERE restaurant_id = $1 AND order_id = $2 AND position < $3 ORDER BY position`,
-		restaurantID, orderID, domain.PaymentReferenceCap)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	refs := []domain.PaymentReference{}
-	for rows.Next() {
-		var p domain.PaymentReference
-		if err := rows.Scan(&p.Provider, &p.ReceiptHash, &p.CheckoutID, &p.TransactionID, &p.TransactionCode,
-			&p.SessionID, &p.RecordedAmountMinor, &p.Currency, &p.CreatedAt); err != nil {
-			return nil, err
-		}
-		p.CreatedAt = p.CreatedAt.UTC()
-		refs = append(refs, p)
-	}
-	return refs, rows.Err()
 }
 
 // validTextFilters refuses a filter Postgres could not compare: the text
