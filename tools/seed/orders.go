@@ -241,6 +241,17 @@ func (g Generator) GenerateOrders(d Directory, size Size, w io.Writer, progress 
 	}
 	const workers = 2
 	sem := make(chan struct{}, workers)
+	// Written chunks come back to be filled again: fresh buffers for a
+	// stream of gigabytes cost the generator as much CPU as the orders.
+	free := make(chan []byte, 16*workers)
+	next := func() []byte {
+		select {
+		case b := <-free:
+			return b
+		default:
+			return nil
+		}
+	}
 	var wg sync.WaitGroup
 	go func() {
 		for i, p := range plans {
@@ -248,7 +259,7 @@ func (g Generator) GenerateOrders(d Directory, size Size, w io.Writer, progress 
 			wg.Add(1)
 			go func(res *result, p orderPlan) {
 				defer wg.Done()
-				res.err = g.restaurantOrders(p, func(chunk []byte) { res.chunks <- chunk })
+				res.err = g.restaurantOrders(p, func(chunk []byte) []byte { res.chunks <- chunk; return next() })
 				close(res.chunks)
 			}(results[i], p)
 		}
@@ -268,6 +279,10 @@ func (g Generator) GenerateOrders(d Directory, size Size, w io.Writer, progress 
 				continue
 			}
 			written += bytes.Count(chunk, []byte{'\n'})
+			select {
+			case free <- chunk:
+			default:
+			}
 			if progress != nil {
 				progress(done+written, total)
 			}
@@ -313,8 +328,9 @@ func (g Generator) orderPlans(d Directory, size Size) ([]orderPlan, error) {
 	return plans, nil
 }
 
-// restaurantOrders writes one restaurant's history.
-func (g Generator) restaurantOrders(p orderPlan, emit func(chunk []byte)) error {
+// restaurantOrders writes one restaurant's history, handing each chunk to
+// emit, which returns the buffer to fill next.
+func (g Generator) restaurantOrders(p orderPlan, emit func(chunk []byte) []byte) error {
 	r := p.r
 	loc, err := time.LoadLocation(r.TimeZone)
 	if err != nil {
@@ -346,8 +362,7 @@ func (g Generator) restaurantOrders(p orderPlan, emit func(chunk []byte)) error 
 			o := g.order(rnd, r, cat, number, at)
 			buf = appendOrderJSON(buf, &o) // what json.Encoder writes
 			if inChunk++; inChunk == 1000 {
-				emit(buf) // handed over: the next chunk gets a new buffer
-				buf = make([]byte, 0, cap(buf))
+				buf = emit(buf)[:0]
 				inChunk = 0
 			}
 		}

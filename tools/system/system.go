@@ -260,6 +260,7 @@ type Claims struct {
 	ClientID string `json:"client_id"`
 	GrantID  string `json:"gid"`
 	Scope    string `json:"scope"`
+	Expiry   int64  `json:"exp"` // Unix seconds
 }
 
 // TokenClaims decodes (without verifying) the payload of a JWT.

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -80,6 +81,8 @@ type benchEnv struct {
 	importLines []string // how the data was loaded
 	stack       *system.Stack
 	org         string
+	scopes      string
+	tokenMu     sync.Mutex
 	token       string
 	claims      system.Claims
 	keys        *internalctx.Keyring
@@ -198,10 +201,8 @@ func startBench(ctx context.Context, f benchFlags, o benchOptions) (_ *benchEnv,
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("seed the bench directory: %w\n%s", err, out)
 	}
-	if e.token, err = benchToken(ctx, e.bin, e.stack.Gateway, e.org, o.scopes); err != nil {
-		return nil, err
-	}
-	if e.claims, err = system.TokenClaims(e.token); err != nil {
+	e.scopes = o.scopes
+	if _, _, err = e.bearer(); err != nil {
 		return nil, err
 	}
 	if e.keys, err = internalctx.ParseKeys(e.stack.Secrets["INTERNAL_CONTEXT_KEYS"]); err != nil {
@@ -214,6 +215,27 @@ func startBench(ctx context.Context, f benchFlags, o benchOptions) (_ *benchEnv,
 	}
 	e.client = &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
 	return e, nil
+}
+
+// bearer is the bench administrator's access token and its claims, minted
+// again when it has less than two minutes left: a run that loads 10M
+// orders outlives an access token (15 minutes by default).
+func (e *benchEnv) bearer() (string, system.Claims, error) {
+	e.tokenMu.Lock()
+	defer e.tokenMu.Unlock()
+	if e.token != "" && time.Until(time.Unix(e.claims.Expiry, 0)) > 2*time.Minute {
+		return e.token, e.claims, nil
+	}
+	token, err := benchToken(e.ctx, e.bin, e.stack.Gateway, e.org, e.scopes)
+	if err != nil {
+		return "", system.Claims{}, err
+	}
+	claims, err := system.TokenClaims(token)
+	if err != nil {
+		return "", system.Claims{}, err
+	}
+	e.token, e.claims = token, claims
+	return token, claims, nil
 }
 
 // Close stops the stack and Postgres and removes a temporary data folder.
@@ -230,11 +252,15 @@ func (e *benchEnv) Close() {
 // grant. path follows /v1/restaurants/{id}; body, when not nil, is sent as
 // JSON. The duration is the request's round trip at the client.
 func (e *benchEnv) send(via, service, method string, r seed.Restaurant, path string, body any) (int, []byte, time.Duration, error) {
-	base, h := e.stack.Gateway, http.Header{"Authorization": {"Bearer " + e.token}}
+	token, claims, err := e.bearer()
+	if err != nil {
+		return 0, nil, 0, err
+	}
+	base, h := e.stack.Gateway, http.Header{"Authorization": {"Bearer " + token}}
 	if via == "service" {
 		base = e.stack.Public[service]
 		h = http.Header{internalctx.Header: {e.keys.Sign(internalctx.Context{
-			ClientID: e.claims.ClientID, UserID: e.claims.Subject, GrantID: e.claims.GrantID, Scopes: strings.Fields(e.claims.Scope),
+			ClientID: claims.ClientID, UserID: claims.Subject, GrantID: claims.GrantID, Scopes: strings.Fields(claims.Scope),
 			Tenant:         &internalctx.Tenant{ID: r.RestaurantID, TimeZone: r.TimeZone, DayStartHour: *r.DayStartHour, Currency: r.Currency, Country: r.Country},
 			OrganizationID: e.org, RequestID: "loadgen"})}}
 	}
