@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strings"
 
 	"github.com/pressly/goose/v3"
 )
@@ -89,18 +90,12 @@ func detailsUp(ctx context.Context, tx *sql.Tx) error {
 	if _, err := tx.ExecContext(ctx, detailsUpSQL); err != nil {
 		return err
 	}
-	n, err := ordersModulus(ctx, tx)
-	if err != nil {
+	if err := partitionLikeOrders(ctx, tx, "order_details"); err != nil {
 		return err
-	}
-	if n > 0 {
-		if err := rebuildTable(ctx, tx, "order_details", n); err != nil {
-			return fmt.Errorf("order_details: %w", err)
-		}
 	}
 	// Storage parameters are set on each partition (a partitioned table
 	// has no storage of its own).
-	_, err = tx.ExecContext(ctx, `ALTER TABLE order_details
+	_, err := tx.ExecContext(ctx, `ALTER TABLE order_details
 		ALTER COLUMN lines SET STATISTICS 0, ALTER COLUMN vat_rows SET STATISTICS 0,
 		ALTER COLUMN refunded_items SET STATISTICS 0, ALTER COLUMN payment_references SET STATISTICS 0;
 	COMMENT ON COLUMN order_details.lines IS 'the order''s lines with their selectedOptions: a JSON array of the ingestion record''s lines';
@@ -120,13 +115,21 @@ func detailsUp(ctx context.Context, tx *sql.Tx) error {
 	return err
 }
 
-// ordersModulus is the number of hash partitions of the orders table, 0
-// when it is not partitioned.
-func ordersModulus(ctx context.Context, tx *sql.Tx) (int, error) {
+// partitionLikeOrders turns each table into as many hash partitions by
+// restaurant as the orders table has, when it has any.
+func partitionLikeOrders(ctx context.Context, tx *sql.Tx, tables ...string) error {
 	var n int
 	err := tx.QueryRowContext(ctx, `SELECT coalesce(max(substring(pg_get_expr(c.relpartbound, c.oid) from 'modulus (\d+)')::int), 0)
 		FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = 'orders'::regclass`).Scan(&n)
-	return n, err
+	if err != nil || n == 0 {
+		return err
+	}
+	for _, t := range tables {
+		if err := rebuildTable(ctx, tx, t, n); err != nil {
+			return fmt.Errorf("%s: %w", t, err)
+		}
+	}
+	return nil
 }
 
 // detailTables are the tables detailsMigration folds into order_details,
@@ -250,19 +253,9 @@ func detailsDown(ctx context.Context, tx *sql.Tx) error {
 	if _, err := tx.ExecContext(ctx, detailsDownSQL); err != nil {
 		return err
 	}
-	n, err := ordersModulus(ctx, tx)
-	if err != nil {
+	if err := partitionLikeOrders(ctx, tx, detailTables...); err != nil {
 		return err
 	}
-	for _, t := range detailTables {
-		if n > 0 {
-			if err := rebuildTable(ctx, tx, t, n); err != nil {
-				return fmt.Errorf("%s: %w", t, err)
-			}
-		}
-		if _, err := tx.ExecContext(ctx, "ANALYZE "+pqIdent(t)); err != nil {
-			return err
-		}
-	}
-	return nil
+	_, err := tx.ExecContext(ctx, "ANALYZE "+strings.Join(detailTables, ", "))
+	return err
 }
