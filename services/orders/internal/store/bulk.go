@@ -641,14 +641,6 @@ func (w *copyBuf) int4Ptr(v *int) {
 	w.int4(*v)
 }
 
-func (w *copyBuf) int8Ptr(v *int64) {
-	if v == nil {
-		w.null()
-		return
-	}
-	w.int8(*v)
-}
-
 // uuid writes a validated UUID string as its 16 bytes.
 func (w *copyBuf) uuid(s string) {
 	w.length(16)
