@@ -1,7 +1,8 @@
 // Package migrations holds the orders schema as numbered goose SQL files plus
 // the migrations written in Go: the event outbox (pkg/outbox), the hash
 // partitioning of the order tables by restaurant, and the move of each
-// order's lines, VAT rows, refunds and payment references into its row.
+// order's lines, VAT rows, refunds and payment references into its row
+// (whose arrays migration 11, in SQL, makes positional).
 package migrations
 
 import (

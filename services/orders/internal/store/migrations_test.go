@@ -68,9 +68,10 @@ func TestItemKeysMigration(t *testing.T) {
 // migration 8 turns the order tables into hash partitions by restaurant,
 // every row kept, each table with the indexes, constraints and statistics
 // objects it had, the statistics objects on every partition too; migration
-// 10 folds the child tables into order_details, partitioned alike, with the
-// values the store writes. Going down turns them back into plain tables,
-// rows kept.
+// 10 folds the child tables into order_details, partitioned alike, and
+// migration 11 turns its objects into the store's positional arrays, with
+// the values the store writes. Going down turns them back into objects and
+// then into plain tables, rows kept.
 func TestPartitionAndDetailsMigrationsKeepRows(t *testing.T) {
 	ctx := context.Background()
 	const partitions = 4
@@ -180,7 +181,7 @@ func TestPartitionAndDetailsMigrationsKeepRows(t *testing.T) {
 	}
 	for i, got := range stored() {
 		if !reflect.DeepEqual(got, written[i]) {
-			t.Fatalf("order after migration 10:\n%+v\nwritten:\n%+v", got, written[i])
+			t.Fatalf("order after migrations 10 and 11:\n%+v\nwritten:\n%+v", got, written[i])
 		}
 	}
 	var children, parts int
@@ -191,8 +192,8 @@ func TestPartitionAndDetailsMigrationsKeepRows(t *testing.T) {
 	if err := s.DB.QueryRow(`SELECT count(*) FROM pg_inherits WHERE inhparent = 'order_details'::regclass`).Scan(&parts); err != nil || parts != partitions {
 		t.Fatalf("order_details has %d partitions (%v), want %d", parts, err, partitions)
 	}
-	// Migration 10's arrays are the store's: the same orders written
-	// again leave the same values.
+	// Migrations 10 and 11 leave the store's arrays: the same orders
+	// written again leave the same values.
 	details := func() string {
 		t.Helper()
 		var rows string
@@ -207,7 +208,7 @@ func TestPartitionAndDetailsMigrationsKeepRows(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got := details(); got != migrated {
-		t.Fatalf("details written by the store:\n%s\nby migration 10:\n%s", got, migrated)
+		t.Fatalf("details written by the store:\n%s\nby migrations 10 and 11:\n%s", got, migrated)
 	}
 	// Written after the migration, an order goes into its partition.
 	more := sampleOrder("after", "paid", "Tea")
