@@ -3,6 +3,7 @@ package store
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"strconv"
 	"time"
 
@@ -208,62 +209,60 @@ type details struct {
 // decoded leave them unavailable rather than fail the order: they are
 // supplementary evidence.
 func (d details) fill(o *domain.Order, lineCap int) error {
-	r := &arrayReader{b: string(d.lines)}
-	o.Lines = []domain.Line{}
-	r.each(func() {
-		if len(o.Lines) == lineCap {
-			r.skip()
-			return
-		}
-		o.Lines = append(o.Lines, r.line())
-	})
-	if err := r.end(); err != nil {
+	var err error
+	if o.Lines, err = readArray(d.lines, lineCap, (*arrayReader).line); err != nil {
 		return fmt.Errorf("order %s: lines: %w", o.OrderID, err)
 	}
 	if d.vatRows == nil { // a search: only the lines are read
 		return nil
 	}
-	o.VatRows, o.RefundedItems, o.PaymentReferences = []domain.VatRow{}, []domain.RefundedItem{}, []domain.PaymentReference{}
-	r = &arrayReader{b: string(d.vatRows)}
-	r.each(func() {
-		r.open()
-		o.VatRows = append(o.VatRows, domain.VatRow{Category: r.str(), RateBps: r.next().int(),
-			GrossAmountMinor: r.next().int64(), NetAmountMinor: r.next().int64(), VatAmountMinor: r.next().int64()})
-		r.close()
-	})
-	if err := r.end(); err != nil {
+	if o.VatRows, err = readArray(d.vatRows, math.MaxInt, (*arrayReader).vatRow); err != nil {
 		return fmt.Errorf("order %s: VAT rows: %w", o.OrderID, err)
 	}
-	r = &arrayReader{b: string(d.refundedItems)}
-	r.each(func() {
-		if len(o.RefundedItems) == domain.RefundedItemCap {
-			r.skip()
-			return
-		}
-		r.open()
-		o.RefundedItems = append(o.RefundedItems, domain.RefundedItem{LineID: r.strPtr(), CatalogItemID: r.next().strPtr(),
-			Name: r.next().str(), Quantity: r.next().int(), AmountMinor: r.next().int64(), RefundedAt: r.next().time()})
-		r.close()
-	})
-	if err := r.end(); err != nil {
+	if o.RefundedItems, err = readArray(d.refundedItems, domain.RefundedItemCap, (*arrayReader).refundedItem); err != nil {
 		return fmt.Errorf("order %s: refunded items: %w", o.OrderID, err)
 	}
-	r = &arrayReader{b: string(d.paymentReferences)}
-	r.each(func() {
-		if len(o.PaymentReferences) == domain.PaymentReferenceCap {
-			r.skip()
-			return
-		}
-		r.open()
-		o.PaymentReferences = append(o.PaymentReferences, domain.PaymentReference{Provider: r.str(), ReceiptHash: r.next().strPtr(),
-			CheckoutID: r.next().strPtr(), TransactionID: r.next().strPtr(), TransactionCode: r.next().strPtr(),
-			SessionID: r.next().strPtr(), RecordedAmountMinor: r.next().int64(), Currency: r.next().str(), CreatedAt: r.next().time()})
-		r.close()
-	})
-	if r.end() != nil {
+	if o.PaymentReferences, err = readArray(d.paymentReferences, domain.PaymentReferenceCap, (*arrayReader).paymentReference); err != nil {
 		o.PaymentReferences, o.PaymentReferencesUnavailable = nil, true
 	}
 	return nil
+}
+
+// readArray reads a stored array, its first max elements with elem (the
+// rest are skipped).
+func readArray[T any](raw []byte, max int, elem func(*arrayReader) T) ([]T, error) {
+	r := &arrayReader{b: string(raw)}
+	out := []T{}
+	r.each(func() {
+		if len(out) == max {
+			r.skip()
+			return
+		}
+		out = append(out, elem(r))
+	})
+	return out, r.end()
+}
+
+func (r *arrayReader) vatRow() domain.VatRow {
+	r.open()
+	defer r.close()
+	return domain.VatRow{Category: r.str(), RateBps: r.next().int(), GrossAmountMinor: r.next().int64(),
+		NetAmountMinor: r.next().int64(), VatAmountMinor: r.next().int64()}
+}
+
+func (r *arrayReader) refundedItem() domain.RefundedItem {
+	r.open()
+	defer r.close()
+	return domain.RefundedItem{LineID: r.strPtr(), CatalogItemID: r.next().strPtr(), Name: r.next().str(),
+		Quantity: r.next().int(), AmountMinor: r.next().int64(), RefundedAt: r.next().time()}
+}
+
+func (r *arrayReader) paymentReference() domain.PaymentReference {
+	r.open()
+	defer r.close()
+	return domain.PaymentReference{Provider: r.str(), ReceiptHash: r.next().strPtr(), CheckoutID: r.next().strPtr(),
+		TransactionID: r.next().strPtr(), TransactionCode: r.next().strPtr(), SessionID: r.next().strPtr(),
+		RecordedAmountMinor: r.next().int64(), Currency: r.next().str(), CreatedAt: r.next().time()}
 }
 
 // line reads one line's array.
