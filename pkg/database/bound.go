@@ -193,7 +193,7 @@ func (b *breaker) openLocked(ctx context.Context, err error) {
 	if b.probe != nil && !b.open.Load() {
 		b.open.Store(true)
 		slog.WarnContext(ctx, "database unavailable: statements are refused until it answers a probe", "error", err)
-		go b.run()
+		go b.run() //nolint:gosec // G118: the probe outlives the statement that found the outage; it ends when the database answers or the pool closes
 	}
 }
 
