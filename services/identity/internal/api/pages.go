@@ -255,8 +255,9 @@ func (p *Pages) signIn(ctx context.Context, w http.ResponseWriter, r *http.Reque
 		return
 	}
 	if n > MaxSignInFailures {
+		// Refused without a password check: the answer is the same
+		// whether the account exists, and refusing costs no hash.
 		_ = st.ForgetSignInAttempt(ctx, attempt)
-		password.VerifyDummy(pw)
 		p.writeSession(w, sess)
 		d.Error = "Too many failed sign-in attempts for this email. Wait 15 minutes and try again."
 		p.render(ctx, w, http.StatusTooManyRequests, "signin", d)
@@ -266,9 +267,9 @@ func (p *Pages) signIn(ctx context.Context, w http.ResponseWriter, r *http.Reque
 	good := false
 	switch {
 	case err == nil:
-		good, _ = password.Verify(u.PasswordHash, pw)
+		good, _ = password.Verify(ctx, u.PasswordHash, pw)
 	case errors.Is(err, domain.ErrNotFound):
-		password.VerifyDummy(pw)
+		password.VerifyDummy(ctx, pw)
 	default:
 		p.fail(ctx, w, http.StatusServiceUnavailable, "Try again later", "The service is temporarily unavailable.")
 		return

@@ -74,12 +74,12 @@ func (s *Store) Import(ctx context.Context, d domain.DirectoryImport) (domain.Im
 	}
 	for i, u := range d.Users {
 		if h, ok := existing[u.UserID]; ok {
-			if same, _ := password.Verify(h, u.Password); same {
+			if same, _ := password.Verify(ctx, h, u.Password); same {
 				hashes[i] = h
 				continue
 			}
 		}
-		h, err := password.Hash(u.Password)
+		h, err := password.Hash(ctx, u.Password)
 		if err != nil {
 			return domain.ImportResult{}, err
 		}
