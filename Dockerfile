@@ -20,6 +20,9 @@ RUN --mount=type=cache,target=/go/pkg/mod \
 COPY pkg/ pkg/
 COPY services/contracts/ services/contracts/
 COPY ${MODULE}/ ${MODULE}/
+# The gateway compiles in its /docs pages: build output of make apidocs (skaffold runs it first).
+RUN if [ "${PROCESS}" = gateway ] && [ ! -s gateway/internal/apidocs/pages/a.html ]; then \
+      echo "gateway/internal/apidocs/pages holds no pages: run make apidocs, then build the image" >&2; exit 1; fi
 RUN --mount=type=cache,target=/go/pkg/mod \
     --mount=type=cache,target=/root/.cache/go-build \
     cd "${MODULE}" && go build -trimpath -ldflags="-s -w" -o /out/process "./cmd/${PROCESS}"

@@ -54,7 +54,7 @@ help: ## List the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  \033[36m%-18s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 .PHONY: build
-build: ## Build every binary into bin/
+build: apidocs ## Build every binary into bin/
 	@mkdir -p bin
 	go build -o bin/ $(COMMANDS)
 
@@ -63,7 +63,7 @@ run: build ## Start the whole system locally with demo data and print a demo tok
 	bin/devstack run $(if $(filter 1,$(TRACING)),--tracing)
 
 .PHONY: test
-test: partner-client ## Run every module's tests (-race, real Postgres and Redis) and the chart checks
+test: partner-client apidocs ## Run every module's tests (-race, real Postgres and Redis) and the chart checks
 	@# The kube-apiserver and etcd of the chart dry-run and the operator's tests build in the
 	@# background on a machine that lacks them (minutes, once) while the other modules are tested;
 	@# the tests that need them wait for that build under its lock (and say why if it failed).
@@ -115,11 +115,11 @@ test-cluster: partner-client ## On a local cluster (cluster-up, then down even o
 	tools/cluster/test.sh
 
 .PHONY: test-short
-test-short: partner-client ## The inner loop: every module's tests without -race, fuzzing or the chart dry-run (-short), on one shared Postgres and Redis
+test-short: partner-client apidocs ## The inner loop: every module's tests without -race, fuzzing or the chart dry-run (-short), on one shared Postgres and Redis
 	go run ./tools/cmd/devstack env -- $(MAKE) --no-print-directory test-each TEST_FLAGS="$(SHORT_FLAGS)"
 
 .PHONY: test-one
-test-one: partner-client ## One module's vet and tests as test-short runs them, e.g. make test-one M=services/menus (TEST_FLAGS=... for other flags)
+test-one: partner-client apidocs ## One module's vet and tests as test-short runs them, e.g. make test-one M=services/menus (TEST_FLAGS=... for other flags)
 	@test -n "$(M)" || { echo 'name the module: make test-one M=services/menus'; exit 1; }
 	go run ./tools/cmd/devstack env -- $(MAKE) --no-print-directory test-each MODULES=$(M) TEST_FLAGS="$(if $(filter command line,$(origin TEST_FLAGS)),$(TEST_FLAGS),$(SHORT_FLAGS))"
 
@@ -186,7 +186,7 @@ faults: build ## Fault suite (a few minutes): the system under partner load of e
 	bin/faults -out docs/reliability.md
 
 .PHONY: lint
-lint: $(TOOLS_BIN)/golangci-lint partner-client ## Run golangci-lint (pinned) on every module
+lint: $(TOOLS_BIN)/golangci-lint partner-client apidocs ## Run golangci-lint (pinned) on every module
 	@for m in $(MODULES); do (cd $$m && GOWORK=off $(TOOLS_BIN)/golangci-lint run ./...) || exit 1; done
 
 $(TOOLS_BIN)/golangci-lint:
@@ -204,10 +204,9 @@ chart-deps: ## helm dependency build for every chart: each process chart (the li
 CONTROLLER_GEN := sigs.k8s.io/controller-tools/cmd/controller-gen@v0.23.0
 
 .PHONY: gen
-gen: ## Regenerate generated files (pkg/apispec/openapi.json from openapi.yaml; from it the Go client tools/partnerclient, which is not committed, and the gateway's reference pages, gateway/internal/apidocs)
+gen: ## Regenerate generated files (pkg/apispec/openapi.json from openapi.yaml; from it the Go client tools/partnerclient, which is not committed)
 	cd pkg && GOWORK=off go generate ./...
 	$(MAKE) --no-print-directory partner-client
-	cd tools && GOWORK=off go run ./cmd/apidocs -root ..
 	cd services/partneroperator && GOWORK=off go run $(CONTROLLER_GEN) object paths=./api/... crd rbac:roleName=partneroperator paths=./... output:crd:dir=config/crd output:rbac:dir=config/rbac
 	cp services/partneroperator/config/crd/partners.partnerapi.dev_partnerclients.yaml charts/partneroperator/crds/
 
@@ -220,10 +219,15 @@ partner-client: ## Generate the Go partner client (tools/partnerclient) from the
 	  { ! cmp -s client.gen.go ../../.cache/client.gen.go.prev || cp -p ../../.cache/client.gen.go.prev client.gen.go; }; \
 	  rm -f ../../.cache/client.gen.go.prev
 
+.PHONY: apidocs
+# The pages are build output, not committed: rendered again only when an input changed.
+apidocs: ## Render the gateway's /docs pages into gateway/internal/apidocs/pages (Redocly pinned by tools/apicheck/redocly, Node 20 or later) when the OpenAPI document or the CLI changed; build and the test targets run it
+	cd tools && GOWORK=off go run ./cmd/apidocs -root ..
+
 .PHONY: gen-check
 gen-check: ## Fail when a generated file is stale
 	@$(MAKE) --no-print-directory gen
-	@git diff --exit-code -- pkg/apispec/openapi.json gateway/internal/apidocs services/partneroperator/api services/partneroperator/config charts/partneroperator/crds || { echo "generated files are stale: run make gen and commit"; exit 1; }
+	@git diff --exit-code -- pkg/apispec/openapi.json services/partneroperator/api services/partneroperator/config charts/partneroperator/crds || { echo "generated files are stale: run make gen and commit"; exit 1; }
 
 .PHONY: tidy
 tidy: ## go mod tidy in every module
@@ -231,7 +235,7 @@ tidy: ## go mod tidy in every module
 
 .PHONY: clean
 clean: ## Remove build output (keeps .run/ local data)
-	rm -rf bin
+	rm -rf bin gateway/internal/apidocs/pages/*.html gateway/internal/apidocs/pages/.rendered-from
 
 .PHONY: clean-data
 clean-data: ## Remove the local stack's data (.run/): the next make run starts fresh

@@ -158,21 +158,3 @@ func redocly(t *testing.T) string {
 	}
 	return cli
 }
-
-// TestReferencePagesAreFresh renders the gateway's /docs pages again and
-// compares them with the committed ones: run make gen when this fails.
-func TestReferencePagesAreFresh(t *testing.T) {
-	for _, p := range apidocs.Pages(apispec.JSON(), apispec.NamingSetB()) {
-		page, err := apidocs.Render(t.Context(), "redocly", p.Spec)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := os.ReadFile(filepath.Join("..", "..", p.File))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(got, apidocs.GoSource(p.Package, p.Const, p.From, page)) {
-			t.Errorf("%s is not what Redocly renders from the served document: run make gen", p.File)
-		}
-	}
-}

@@ -225,6 +225,17 @@ func TestSkaffold(t *testing.T) {
 			if a.Docker == nil || a.Docker.Dockerfile != "Dockerfile" {
 				t.Fatalf("artifact %s: want docker.dockerfile Dockerfile, the one image recipe of every process", a.Image)
 			}
+			// The gateway compiles in its /docs pages, build output the
+			// Dockerfile does not render: make apidocs runs first.
+			var hooks [][]string
+			if a.Hooks != nil {
+				for _, h := range a.Hooks.Before {
+					hooks = append(hooks, h.Command)
+				}
+			}
+			if want := p.Name == "gateway"; want != slices.ContainsFunc(hooks, func(c []string) bool { return slices.Equal(c, []string{"make", "apidocs"}) }) || len(hooks) > 1 {
+				t.Errorf("artifact %s: hooks.before %v, want [make apidocs] for the gateway only", a.Image, hooks)
+			}
 			wantArgs := map[string]string{"MODULE": p.Module, "PROCESS": p.Name}
 			if !maps.Equal(a.Docker.BuildArgs, wantArgs) {
 				t.Errorf("artifact %s: buildArgs %v, want %v (the registry's module and name)", a.Image, a.Docker.BuildArgs, wantArgs)

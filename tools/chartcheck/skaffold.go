@@ -63,7 +63,13 @@ type SkaffoldBuild struct {
 type SkaffoldArtifact struct {
 	Image   string `json:"image"`
 	Context string `json:"context"`
-	Docker  *struct {
+	// Hooks run on the machine before the build (the gateway's make apidocs).
+	Hooks *struct {
+		Before []struct {
+			Command []string `json:"command"`
+		} `json:"before"`
+	} `json:"hooks,omitempty"`
+	Docker *struct {
 		Dockerfile string            `json:"dockerfile"`
 		BuildArgs  map[string]string `json:"buildArgs,omitempty"`
 	} `json:"docker,omitempty"`

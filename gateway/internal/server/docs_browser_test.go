@@ -17,6 +17,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 
 	"partnerapi.dev/gateway/internal/apidocs"
+	"partnerapi.dev/gateway/internal/routes"
 	"partnerapi.dev/pkg/apispec"
 	"partnerapi.dev/pkg/testenv"
 )
@@ -26,6 +27,9 @@ import (
 // nothing (its Content-Security-Policy allows no address), and a screenshot
 // is kept in the test's artifact directory (go test -artifacts).
 func TestReferencePageInABrowser(t *testing.T) {
+	if _, rendered := apidocs.Page(routes.NamingA); !rendered {
+		t.Fatal("the reference pages are not rendered into this build: run make apidocs (make test does)")
+	}
 	bin := testenv.Chromium(t)
 	e := newEnv(t)
 	g := e.start(nil, "")

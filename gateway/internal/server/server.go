@@ -73,7 +73,7 @@ type Gateway struct {
 	upstreams map[routes.Service]*proxy.Upstream
 	metadata  []byte
 	document  []byte // the OpenAPI document of the naming set served
-	docsPage  string // the reference page (/docs) of that naming set
+	docsPage  string // the reference page (/docs) of that naming set; empty when not rendered into the build
 	ready     []httpx.Check
 	now       func() time.Time
 
@@ -129,7 +129,10 @@ func New(cfg config.Config, deps Deps) (*fiber.App, *Gateway, error) {
 	if routes.NamingSet(cfg.MenuNamingSet) == routes.NamingB {
 		g.document = apispec.NamingSetB()
 	}
-	g.docsPage = apidocs.Page(routes.NamingSet(cfg.MenuNamingSet))
+	var rendered bool
+	if g.docsPage, rendered = apidocs.Page(routes.NamingSet(cfg.MenuNamingSet)); !rendered {
+		slog.Warn("built without the API reference pages (make apidocs renders them): GET /docs answers 404")
+	}
 	for i := range g.ops {
 		if d, ok := deprecations[g.ops[i].ID]; ok {
 			g.ops[i].Deprecation = &routes.Deprecation{At: d.Deprecation, Sunset: d.Sunset, Link: d.Link}
@@ -182,11 +185,13 @@ func (g *Gateway) register(r fiber.Router) {
 		c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
 		return c.Send(g.document)
 	})
-	r.Get("/docs", func(c *fiber.Ctx) error {
-		c.Set(fiber.HeaderContentType, fiber.MIMETextHTMLCharsetUTF8)
-		c.Set(fiber.HeaderContentSecurityPolicy, apidocs.ContentSecurityPolicy)
-		return c.SendString(g.docsPage)
-	})
+	if g.docsPage != "" {
+		r.Get("/docs", func(c *fiber.Ctx) error {
+			c.Set(fiber.HeaderContentType, fiber.MIMETextHTMLCharsetUTF8)
+			c.Set(fiber.HeaderContentSecurityPolicy, apidocs.ContentSecurityPolicy)
+			return c.SendString(g.docsPage)
+		})
+	}
 	for _, e := range identitySurface {
 		r.Add(e.method, e.path, g.oauth)
 	}

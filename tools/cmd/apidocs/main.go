@@ -1,6 +1,7 @@
-// Command apidocs writes the API reference pages the gateway serves at /docs,
-// one per menu naming set, as generated Go source (see tools/apidocs). Run
-// from the repository root by make gen:
+// Command apidocs renders the API reference pages the gateway serves at
+// /docs into gateway/internal/apidocs/pages, unless they are already
+// rendered from the same inputs (see tools/apidocs). Run from the
+// repository root by make apidocs:
 //
 //	cd tools && go run ./cmd/apidocs -root ..
 package main
@@ -8,8 +9,6 @@ package main
 import (
 	"context"
 	"flag"
-	"os"
-	"path/filepath"
 
 	"partnerapi.dev/pkg/apispec"
 	"partnerapi.dev/pkg/lifecycle"
@@ -24,14 +23,5 @@ func run(ctx context.Context, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	for _, p := range apidocs.Pages(apispec.JSON(), apispec.NamingSetB()) {
-		page, err := apidocs.Render(ctx, filepath.Join(*root, apidocs.RedoclyDir), p.Spec)
-		if err != nil {
-			return err
-		}
-		if err := os.WriteFile(filepath.Join(*root, p.File), apidocs.GoSource(p.Package, p.Const, p.From, page), 0o644); err != nil {
-			return err
-		}
-	}
-	return nil
+	return apidocs.Write(ctx, *root, apidocs.Pages(apispec.JSON(), apispec.NamingSetB()))
 }

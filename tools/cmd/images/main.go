@@ -3,12 +3,14 @@
 // as the Dockerfile builds it) and the node's pause image (partnerapi/pause:<tag>).
 // Import them into the node with `ctr -n k8s.io images import <archive>`. With -only, just
 // that process's image, named -image when given (skaffold's custom build of the local profile).
+// The gateway's reference pages are rendered first when their inputs changed (make apidocs).
 //
 //	cd tools && GOWORK=off go run ./cmd/images -out ../.cache/images -tag dev
 //	cd tools && GOWORK=off go run ./cmd/images -out ../.cache/skaffold -only orders -image partnerapi/orders:abc
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"os"
@@ -16,6 +18,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"partnerapi.dev/pkg/apispec"
+	"partnerapi.dev/tools/apidocs"
 	"partnerapi.dev/tools/chartcheck"
 	"partnerapi.dev/tools/ociimage"
 	"partnerapi.dev/tools/registry"
@@ -76,6 +80,13 @@ func run(out, tag, only, image string) error {
 	}
 	for _, b := range builds {
 		start := time.Now()
+		if b[0] == "gateway" {
+			// The gateway compiles in its reference pages: rendered first, as
+			// make apidocs renders them.
+			if err := apidocs.Write(context.Background(), root, apidocs.Pages(apispec.JSON(), apispec.NamingSetB())); err != nil {
+				return fmt.Errorf("gateway's reference pages: %w", err)
+			}
+		}
 		exe := filepath.Join(bin, b[0])
 		// The Dockerfile's build: static, no workspace, no paths, no symbols.
 		cmd := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", exe, b[2])
