@@ -49,11 +49,18 @@ func welcomeTokens(t *testing.T, sys *system.Stack, restaurant string) {
 	if st, body := raw(t, sys.Gateway+"/account", nil); st != 200 || !strings.Contains(body, "Sign in to see your connected apps") {
 		t.Errorf("GET /account through the gateway: %d %s", st, body)
 	}
+	// The API reference page is build output compiled into the gateway:
+	// this gateway's build (make build, or the image's) rendered it.
+	if st, body := raw(t, sys.Gateway+"/docs", nil); st != 200 || !strings.Contains(body, "<title>Restaurant Partner API reference</title>") {
+		t.Errorf("GET /docs through the gateway: %d %.200s", st, body)
+	}
 	if os.Getenv("E2E_TARGET") != "" {
 		return // no make run, nothing printed
 	}
-	if !strings.Contains(sys.Welcome, sys.Gateway+"/account") {
-		t.Errorf("make run does not print the connected-apps page %s/account", sys.Gateway)
+	for _, page := range []string{"/account", "/docs"} {
+		if !strings.Contains(sys.Welcome, sys.Gateway+page) {
+			t.Errorf("make run does not print the page %s%s", sys.Gateway, page)
+		}
 	}
 
 	doc, err := apispec.Load()
