@@ -110,8 +110,13 @@ func Pages(setA, setB []byte) []Page {
 // dot file, so the gateway does not embed it).
 const stampFile = ".rendered-from"
 
+// source is this file, relative to the repository root: how a page is
+// rendered is one of its inputs.
+const source = "tools/apidocs/apidocs.go"
+
 // Write renders the pages into root's Dir unless they are there and were
-// rendered from the same documents, lock file and Redocly configuration.
+// rendered from the same documents, lock file, Redocly configuration and
+// renderer (this file).
 func Write(ctx context.Context, root string, pages []Page) error {
 	redocly := filepath.Join(root, RedoclyDir)
 	h := sha256.New()
@@ -119,15 +124,14 @@ func Write(ctx context.Context, root string, pages []Page) error {
 		fmt.Fprintf(h, "%s %d\n", p.File, len(p.Spec))
 		h.Write(p.Spec)
 	}
-	for _, f := range []string{"package-lock.json", "redocly.yaml"} {
-		b, err := os.ReadFile(filepath.Join(redocly, f))
+	for _, f := range []string{filepath.Join(redocly, "package-lock.json"), filepath.Join(redocly, "redocly.yaml"), filepath.Join(root, source)} {
+		b, err := os.ReadFile(f)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(h, "%s %d\n", f, len(b))
+		fmt.Fprintf(h, "%s %d\n", filepath.Base(f), len(b))
 		h.Write(b)
 	}
-	fmt.Fprintf(h, "title %s\n", Title)
 	want := hex.EncodeToString(h.Sum(nil))
 	dir := filepath.Join(root, Dir)
 	stamp := filepath.Join(dir, stampFile)

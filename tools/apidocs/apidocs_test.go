@@ -9,18 +9,21 @@ import (
 
 // TestWriteRendersWhenItsInputsChange: Write renders pages into a checkout
 // without them, leaves them alone while their inputs are the same, and
-// renders again when a document changes.
+// renders again when a document changes or a page is missing.
 func TestWriteRendersWhenItsInputsChange(t *testing.T) {
 	root := t.TempDir()
-	redocly, err := filepath.Abs(filepath.Join("..", "..", RedoclyDir))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(filepath.Dir(filepath.Join(root, RedoclyDir)), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(redocly, filepath.Join(root, RedoclyDir)); err != nil {
-		t.Fatal(err)
+	// The checkout's inputs besides the documents: the pinned CLI and this renderer.
+	for _, in := range []string{RedoclyDir, source} {
+		abs, err := filepath.Abs(filepath.Join("..", "..", in))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(root, in)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(abs, filepath.Join(root, in)); err != nil {
+			t.Fatal(err)
+		}
 	}
 	doc := func(title string) []byte {
 		return []byte(`{"openapi":"3.1.0","info":{"title":"` + title + `","version":"1"},"paths":{}}`)
