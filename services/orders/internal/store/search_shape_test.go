@@ -126,6 +126,8 @@ func TestSearchPagesMatchEveryFilterClass(t *testing.T) {
 		"from a time on":                        window(domain.Filter{StartMinute: minute(20, 0)}),
 		"until a time":                          window(domain.Filter{EndMinute: minute(6, 0)}),
 		"amount range":                          window(domain.Filter{MinTotalMinor: num(1100), MaxTotalMinor: num(1150)}),
+		"amount range, rare":                    {MinTotalMinor: num(1000), MaxTotalMinor: num(1005)},
+		"amount range from, status":             window(domain.Filter{MinTotalMinor: num(1300), Status: str("paid")}),
 		"status":                                window(domain.Filter{Status: str("refunded")}),
 		"status, no window":                     {Status: str("voided")},
 		"item_name common":                      window(domain.Filter{ItemName: str("soup")}),
@@ -294,4 +296,113 @@ func (j jsonValue) Scan(src any) error {
 		b = []byte(s)
 	}
 	return json.Unmarshal(b, j.v)
+}
+
+// A wide amount range is answered from the newest orders, whatever the
+// planner guesses. Its guess comes from the partition's statistics: here
+// the restaurant shares its partition with busier ones whose orders cost a
+// tenth as much, so a range holding every one of its orders looks rare to
+// the planner, which would read every match from orders_total and sort them.
+// The page is read walking the newest orders instead: about a page of rows
+// (reading every match, 1,500, is what the planner's choice costs).
+func TestWideAmountRangeReadsThePage(t *testing.T) {
+	s := openStore(t)
+	ctx := context.Background()
+	orders := manyOrders() // totals 10.00 to 13.99
+	restaurant := orders[0].RestaurantID
+	for batch := range slices.Chunk(orders, 500) {
+		if err := s.Replace(ctx, batch, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The restaurants sharing its partition, found by storing one order of
+	// each of 64 candidates.
+	var probes []domain.Order
+	for i := range 64 {
+		o := sampleOrder("probe", "paid")
+		o.RestaurantID = fmt.Sprintf("00000000-0000-4000-8000-%012d", 100+i)
+		probes = append(probes, o)
+	}
+	if err := s.Replace(ctx, probes, nil); err != nil {
+		t.Fatal(err)
+	}
+	var peers []string
+	err := queryStrings(ctx, s, &peers, `SELECT restaurant_id::text FROM orders WHERE tableoid = (SELECT tableoid FROM orders WHERE restaurant_id = $1 LIMIT 1)
+		AND restaurant_id <> $1 ORDER BY restaurant_id LIMIT 3`, restaurant)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(peers) < 2 {
+		t.Fatalf("%d of 64 candidates share the restaurant's partition", len(peers))
+	}
+	for _, peer := range peers {
+		var theirs []domain.Order
+		for i := range 8000 {
+			o := sampleOrder(fmt.Sprintf("p-%04d", i), "paid")
+			o.RestaurantID = peer
+			o.OccurredAt = orders[i%len(orders)].OccurredAt
+			o.BusinessDate, o.LocalMinute = bizdate.FromTime(o.OccurredAt), orders[i%len(orders)].LocalMinute
+			o.TotalAmountMinor = int64(100 + i%40)
+			theirs = append(theirs, o)
+		}
+		for batch := range slices.Chunk(theirs, 1000) {
+			if err := s.Replace(ctx, batch, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if _, err := s.DB.ExecContext(ctx, "VACUUM ANALYZE orders"); err != nil {
+		t.Fatal(err)
+	}
+	var q string
+	var args []any
+	store.ObserveQueries(s, func(query string, a []any) { q, args = query, a })
+	num := func(v int64) *int64 { return &v }
+	f := domain.Filter{RestaurantID: restaurant, Limit: 20, MinTotalMinor: num(1000), MaxTotalMinor: num(1399)}
+	want := matches(orders, f)
+	for page := 1; page <= 2; page++ {
+		got, err := s.Search(ctx, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, o := range got.Orders {
+			ids = append(ids, o.OrderID)
+		}
+		if first := (page - 1) * f.Limit; !slices.Equal(ids, want[first:first+f.Limit]) {
+			t.Fatalf("page %d: %v, want %v", page, ids, want[first:first+f.Limit])
+		}
+		var plan []struct{ Plan planNode }
+		if err := s.DB.QueryRowContext(ctx, "EXPLAIN (ANALYZE, FORMAT JSON) "+q, args...).Scan(jsonValue{&plan}); err != nil {
+			t.Fatal(err)
+		}
+		var read float64
+		plan[0].Plan.walk(func(n planNode) {
+			if n.table() == "orders" && strings.Contains(n.NodeType, "Scan") {
+				read += n.ActualRows * n.ActualLoops
+			}
+		})
+		t.Logf("page %d: %v rows read for a page of %d (%d matches)", page, read, f.Limit, len(want))
+		if read > float64(2*(f.Limit+1)) {
+			t.Errorf("page %d: %v rows read for a page of %d (%d matches)\n%s", page, read, f.Limit, len(want), q)
+		}
+		f.After = got.Next
+	}
+}
+
+// queryStrings scans the rows of a one-column query into out.
+func queryStrings(ctx context.Context, s *store.Store, out *[]string, q string, args ...any) error {
+	rows, err := s.DB.QueryContext(ctx, q, args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var v string
+		if err := rows.Scan(&v); err != nil {
+			return err
+		}
+		*out = append(*out, v)
+	}
+	return rows.Err()
 }

@@ -417,11 +417,14 @@ func (s *Store) search(ctx context.Context, f domain.Filter) (domain.Page, error
 	if f.Status != nil {
 		where = append(where, "status = "+arg(*f.Status))
 	}
+	// amounts are the amount range's conditions, kept apart for the walk
+	// that checks the newest orders against them.
+	var amounts []string
 	if f.MinTotalMinor != nil {
-		where = append(where, "total_amount_minor >= "+arg(*f.MinTotalMinor))
+		amounts = append(amounts, "total_amount_minor >= "+arg(*f.MinTotalMinor))
 	}
 	if f.MaxTotalMinor != nil {
-		where = append(where, "total_amount_minor <= "+arg(*f.MaxTotalMinor))
+		amounts = append(amounts, "total_amount_minor <= "+arg(*f.MaxTotalMinor))
 	}
 	switch {
 	case f.StartMinute != nil && f.EndMinute != nil && *f.StartMinute > *f.EndMinute:
@@ -448,14 +451,14 @@ func (s *Store) search(ctx context.Context, f domain.Filter) (domain.Page, error
 		bounds = append(bounds, fmt.Sprintf("(occurred_at, order_id) < (%s, %s)", arg(f.After.OccurredAt), arg(f.After.OrderID)))
 		where = append(where, bounds[len(bounds)-1])
 	}
-	order := " ORDER BY occurred_at DESC, order_id DESC"
+	others := slices.Clone(where)
+	where = append(where, amounts...)
 	limit := fmt.Sprintf(" LIMIT %d", f.Limit+1)
 	var orders []domain.Order
 	var err error
 	timeOfDay := f.StartMinute != nil || f.EndMinute != nil
-	amounts := f.MinTotalMinor != nil || f.MaxTotalMinor != nil
 	sparse := false
-	if f.ItemName == nil && timeOfDay && !amounts && f.StartDate != nil {
+	if f.ItemName == nil && timeOfDay && len(amounts) == 0 && f.StartDate != nil {
 		if sparse, err = s.sparseTimeOfDay(ctx, f); err != nil {
 			return domain.Page{}, err
 		}
@@ -469,18 +472,24 @@ func (s *Store) search(ctx context.Context, f domain.Filter) (domain.Page, error
 		in := args
 		probe := timeOfDayProbe(f, func(v any) string { in = append(in, v); return fmt.Sprintf("$%d", len(in)) }, "*", "")
 		orders, err = s.queryOrders(ctx, f.RestaurantID, "WITH m AS MATERIALIZED ("+probe+") SELECT "+summaryColumns+" FROM m WHERE "+
-			strings.Join(where, " AND ")+order+limit, in)
-	case f.ItemName == nil && (amounts || timeOfDay):
-		// An amount range or a time of day matches orders all over the
-		// window: the page's keys come from orders_total or orders_recent
-		// alone (their INCLUDE columns), then only the page is read. The page
-		// is fetched by its orders_recent key: the page's entries sit
-		// together there and newest-first pages sit together in the table,
-		// where primary-key lookups land on scattered leaf pages.
-		orders, err = s.queryOrders(ctx, f.RestaurantID, summarySelect+" WHERE (restaurant_id, occurred_at, order_id) IN (SELECT restaurant_id, occurred_at, order_id FROM orders WHERE "+
-			strings.Join(where, " AND ")+order+limit+")"+order, args)
+			strings.Join(where, " AND ")+newestFirst+limit, in)
+	case f.ItemName == nil && len(amounts) > 0 && !timeOfDay:
+		// Which index answers an amount range is the planner's guess at how
+		// many orders of the window it holds, from the partition's
+		// statistics, which mix restaurants of different price levels: a
+		// wide range of one restaurant's orders can be taken for a rare one
+		// and every match read from orders_total and sorted. So the newest
+		// orders passing the other filters are checked first, which fills a
+		// page within a few rows when the range is common; only when they do
+		// not is the page picked by its keys.
+		orders, err = s.newest(ctx, f, others, strings.Join(amounts, " AND "), args)
+		if err == nil && len(orders) <= f.Limit {
+			orders, err = s.pageByKeys(ctx, f, where, args)
+		}
+	case f.ItemName == nil && timeOfDay:
+		orders, err = s.pageByKeys(ctx, f, where, args)
 	case f.ItemName == nil:
-		orders, err = s.queryOrders(ctx, f.RestaurantID, summarySelect+" WHERE "+strings.Join(where, " AND ")+order+limit, args)
+		orders, err = s.queryOrders(ctx, f.RestaurantID, summarySelect+" WHERE "+strings.Join(where, " AND ")+newestFirst+limit, args)
 	default:
 		orders, err = s.searchItemName(ctx, f, where, bounds, args)
 	}
@@ -498,6 +507,18 @@ func (s *Store) search(ctx context.Context, f domain.Filter) (domain.Page, error
 		return domain.Page{}, err
 	}
 	return page, nil
+}
+
+// pageByKeys answers a filter that matches orders all over the window (an
+// amount range, a time of day): the page's keys come from orders_total or
+// orders_recent alone (their INCLUDE columns), then only the page is read.
+// The page is fetched by its orders_recent key: the page's entries sit
+// together there and newest-first pages sit together in the table, where
+// primary-key lookups land on scattered leaf pages.
+func (s *Store) pageByKeys(ctx context.Context, f domain.Filter, where []string, args []any) ([]domain.Order, error) {
+	limit := fmt.Sprintf(" LIMIT %d", f.Limit+1)
+	return s.queryOrders(ctx, f.RestaurantID, summarySelect+" WHERE (restaurant_id, occurred_at, order_id) IN (SELECT restaurant_id, occurred_at, order_id FROM orders WHERE "+
+		strings.Join(where, " AND ")+newestFirst+limit+")"+newestFirst, args)
 }
 
 // sparseOrders is the most orders of the window a time of day may hold to
@@ -545,13 +566,27 @@ func (s *Store) sparseTimeOfDay(ctx context.Context, f domain.Filter) (bool, err
 	return n <= sparseOrders, nil
 }
 
+// newestFirst is the order of every search answer.
+const newestFirst = " ORDER BY occurred_at DESC, order_id DESC"
+
 // maxItemKeys is the most line names an item_name search walks the item
 // keys of; a substring found in more names is common, and the newest orders
-// are checked instead: recentCandidates of them, then the whole window.
-const (
-	maxItemKeys      = 64
-	recentCandidates = 400
-)
+// are checked instead (newest), then the whole window.
+const maxItemKeys = 64
+
+// recentCandidates is how many of the newest orders passing the other
+// filters newest checks against a common condition: one that fills no
+// page among them is searched for in the whole window.
+const recentCandidates = 400
+
+// newest checks the recentCandidates newest orders of the window passing
+// where against cond and answers the page's orders among them, newest
+// first; fewer than a page and its next when cond is rarer than that.
+func (s *Store) newest(ctx context.Context, f domain.Filter, where []string, cond string, args []any) ([]domain.Order, error) {
+	q := fmt.Sprintf("SELECT %s FROM (SELECT * FROM orders WHERE %s%s LIMIT %d) c WHERE %s%s LIMIT %d",
+		summaryColumns, strings.Join(where, " AND "), newestFirst, recentCandidates, cond, newestFirst, f.Limit+1)
+	return s.queryOrders(ctx, f.RestaurantID, q, args)
+}
 
 // searchItemName answers item_name in two steps: the substring is matched
 // against the restaurant's distinct line names (none: no order can match);
@@ -580,27 +615,25 @@ func (s *Store) searchItemName(ctx context.Context, f domain.Filter, where, boun
 	args = append(args, pattern)
 	// The names' LIKE again on the order: exact even if two names' keys
 	// collided.
-	cond := strings.Join(where, " AND ") + fmt.Sprintf(" AND item_names LIKE $%d", len(args))
-	order := " ORDER BY occurred_at DESC, order_id DESC"
+	like := fmt.Sprintf("item_names LIKE $%d", len(args))
+	cond := strings.Join(where, " AND ") + " AND " + like
 	limit := fmt.Sprintf(" LIMIT %d", f.Limit+1)
 	if len(keys) > maxItemKeys {
 		// A substring found in that many names ("l", "g") is common: the
 		// newest orders passing the other filters are checked first, which
 		// fills a page within a few rows; only when they do not is the
 		// window searched with the LIKE.
-		recent := "SELECT " + summaryColumns + " FROM (SELECT * FROM orders WHERE " + strings.Join(where, " AND ") + order +
-			fmt.Sprintf(" LIMIT %d) c WHERE item_names LIKE $%d", recentCandidates, len(args)) + order + limit
-		orders, err := s.queryOrders(ctx, f.RestaurantID, recent, args)
+		orders, err := s.newest(ctx, f, where, like, args)
 		if err != nil || len(orders) > f.Limit {
 			return orders, err
 		}
-		return s.queryOrders(ctx, f.RestaurantID, summarySelect+" WHERE "+cond+order+limit, args)
+		return s.queryOrders(ctx, f.RestaurantID, summarySelect+" WHERE "+cond+newestFirst+limit, args)
 	}
 	walk := strings.Join(append([]string{"restaurant_id = $1"}, bounds...), " AND ")
 	walks := make([]string, len(keys))
 	for i, k := range keys {
 		args = append(args, k)
-		walks[i] = fmt.Sprintf("(SELECT occurred_at, order_id FROM order_item_keys WHERE %s AND item_key = $%d%s)", walk, len(args), order)
+		walks[i] = fmt.Sprintf("(SELECT occurred_at, order_id FROM order_item_keys WHERE %s AND item_key = $%d%s)", walk, len(args), newestFirst)
 	}
 	// The plan streams: Merge Append of the walks, Unique, then a Nested
 	// Loop that looks each order up by its key, under the Limit. The ORDER
@@ -608,7 +641,7 @@ func (s *Store) searchItemName(ctx context.Context, f domain.Filter, where, boun
 	// LIMIT 1 (there is one order per key) keeps it a lookup per key, as
 	// the planner's guess at how many orders pass the LIKE and the other
 	// filters says nothing about how soon the page fills.
-	q := "SELECT o.* FROM (SELECT DISTINCT occurred_at, order_id FROM (" + strings.Join(walks, " UNION ALL ") + ") w" + order + ") k" +
+	q := "SELECT o.* FROM (SELECT DISTINCT occurred_at, order_id FROM (" + strings.Join(walks, " UNION ALL ") + ") w" + newestFirst + ") k" +
 		" CROSS JOIN LATERAL (SELECT " + summaryColumns + " FROM orders WHERE " + cond +
 		" AND occurred_at = k.occurred_at AND order_id = k.order_id LIMIT 1) o ORDER BY k.occurred_at DESC, k.order_id DESC" + limit
 	return s.queryOrders(ctx, f.RestaurantID, q, args)
