@@ -163,8 +163,8 @@ bench-orders: build ## Load BENCH_ORDERS orders (default 1000000), then measure 
 	bin/loadgen orders -orders $(BENCH_ORDERS)
 
 .PHONY: bench-orders-scale
-bench-orders-scale: build ## Load 1M and BENCH_SCALE_ORDERS (default 10M) orders (BENCH_DATA=DIR keeps both) and measure both in one run, request by request in turn: every search class's p99 change
-	bin/loadgen orders -orders $(BENCH_SCALE_ORDERS) -compare-orders 1000000 -requests 1000 -warmup 100 $(if $(BENCH_DATA),-data $(BENCH_DATA)/$(BENCH_SCALE_ORDERS) -compare-data $(BENCH_DATA)/1000000) $(if $(BENCH_SHARED_BUFFERS),-shared-buffers $(BENCH_SHARED_BUFFERS))
+bench-orders-scale: build ## Load 1M and BENCH_SCALE_ORDERS (default 10M) orders (BENCH_DATA=DIR keeps both) and measure both in one run, request by request in turn, in 5 rounds: every search class's p99 change
+	bin/loadgen orders -orders $(BENCH_SCALE_ORDERS) -compare-orders 1000000 -requests 1000 -warmup 100 -rounds 5 $(if $(BENCH_DATA),-data $(BENCH_DATA)/$(BENCH_SCALE_ORDERS) -compare-data $(BENCH_DATA)/1000000) $(if $(BENCH_SHARED_BUFFERS),-shared-buffers $(BENCH_SHARED_BUFFERS))
 
 .PHONY: bench-services
 bench-services: build ## Load the bench data set (BENCH_ORDERS orders, their accounting records, the 2,000-item catalog), then measure accounting, menus and catalog import at each service and through the gateway

@@ -66,11 +66,38 @@ type class struct {
 
 type classRun struct {
 	lat     loadgen.Latencies
+	ends    []int // len(lat) at the end of each round
 	failed  int
 	firstKO string
 	matches int // summed over the search answers
 	load    string
 	slowest []timedCall // the slowest measured requests, slowest first
+}
+
+// roundP99s are the p99 of each round's answers; the whole run is one
+// round when it was not measured in rounds.
+func (run *classRun) roundP99s() []time.Duration {
+	ends := run.ends
+	if len(ends) == 0 {
+		ends = []int{len(run.lat)}
+	}
+	var p99s []time.Duration
+	from := 0
+	for _, end := range ends {
+		p99s = append(p99s, run.lat[from:end].Quantile(0.99))
+		from = end
+	}
+	return p99s
+}
+
+// endRound ends a round and answers its latencies.
+func (run *classRun) endRound() loadgen.Latencies {
+	from := 0
+	if len(run.ends) > 0 {
+		from = run.ends[len(run.ends)-1]
+	}
+	run.ends = append(run.ends, len(run.lat))
+	return run.lat[from:]
 }
 
 // timedCall is one measured request, for the list of the slowest.
@@ -102,8 +129,12 @@ func runOrders(ctx context.Context, args []string) error {
 	slowest := fs.Int("slowest", 0, "print the slowest N requests of each class and target (to see what sets a p99)")
 	compareOrders := fs.Int("compare-orders", 0, "also load a smaller data set of this many orders and measure both in one run with the same requests, taking turns request by request so both meet the same machine; the report adds each class's p99 change from this data set to -orders")
 	compareData := fs.String("compare-data", "", "folder for the -compare-orders data set (as -data)")
+	rounds := fs.Int("rounds", 1, "measure every class this many times over, -requests new requests each time, the classes taking turns; the report's p99 change is each round's change from -compare-orders to -orders, their median deciding, so that a moment the machine stalls moves one round, not the verdict")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *rounds < 1 {
+		return fmt.Errorf("-rounds %d: want at least 1", *rounds)
 	}
 	sizes := []benchFlags{f}
 	if *compareOrders > 0 {
@@ -137,44 +168,60 @@ func runOrders(ctx context.Context, args []string) error {
 			if err := sample(side.rs, rnd, first, last, side.send); err != nil {
 				return err
 			}
-			side.classes = buildClasses(side.rs, rnd, first, last, f.requests+f.warmup)
+			side.classes = buildClasses(side.rs, rnd, first, last, f.warmup+*rounds*f.requests)
 		} else if side.classes, err = sameCalls(sides[0].classes, side.rs); err != nil {
 			return err
 		}
 		sides = append(sides, side)
 	}
 
-	for ci := range sides[0].classes {
-		for _, s := range sides {
+	for _, s := range sides {
+		for _, cl := range s.classes {
 			for _, via := range targets {
-				s.classes[ci].via[via] = &classRun{}
+				cl.via[via] = &classRun{}
 			}
 		}
-		// Each request at both targets and on every data set, taking turns
-		// at who goes first, so none always meets the colder cache or the
-		// busier moment.
-		for i := range f.requests + f.warmup {
-			for k := range sides {
-				s := sides[(i+k)%len(sides)]
-				if err := s.measure(s.classes[ci], i, i < f.warmup, *slowest); err != nil {
-					return err
+	}
+	for r := range *rounds {
+		for ci := range sides[0].classes {
+			// Each request at both targets and on every data set, taking
+			// turns at who goes first, so none always meets the colder cache
+			// or the busier moment. The warm-up requests go before the
+			// first round.
+			from, to := f.warmup+r*f.requests, f.warmup+(r+1)*f.requests
+			if r == 0 {
+				from = 0
+			}
+			for i := from; i < to; i++ {
+				for k := range sides {
+					s := sides[(i+k)%len(sides)]
+					if err := s.measure(s.classes[ci], i, i < f.warmup, *slowest); err != nil {
+						return err
+					}
 				}
 			}
-		}
-		for _, s := range sides {
-			cl := s.classes[ci]
-			for _, via := range targets {
-				run := cl.via[via]
-				run.load = loadgen.Load()
-				logf("%.1fM %-18s %-7s p50 %s ms  p99 %s ms  (load %s)", float64(s.e.orders)/1e6, cl.name, via, loadgen.Ms(run.lat.Quantile(0.5)), loadgen.Ms(run.lat.Quantile(0.99)), run.load)
-				for _, t := range run.slowest {
-					logf("    %s ms %s", loadgen.Ms(t.took), t.path)
+			for _, s := range sides {
+				cl := s.classes[ci]
+				for _, via := range targets {
+					run := cl.via[via]
+					lat := run.endRound()
+					run.load = loadgen.Load()
+					logf("round %d/%d %.1fM %-18s %-7s p50 %s ms  p99 %s ms  (load %s)", r+1, *rounds, float64(s.e.orders)/1e6, cl.name, via, loadgen.Ms(lat.Quantile(0.5)), loadgen.Ms(lat.Quantile(0.99)), run.load)
 				}
 			}
 		}
 	}
 	for _, s := range sides {
-		reportOrders(os.Stdout, strings.Join(s.e.importLines, "\n"), s.e.orders, len(s.rs), f, s.classes)
+		for _, cl := range s.classes {
+			for _, via := range targets {
+				for _, t := range cl.via[via].slowest {
+					logf("%.1fM %s %s slowest: %s ms %s", float64(s.e.orders)/1e6, cl.name, via, loadgen.Ms(t.took), t.path)
+				}
+			}
+		}
+	}
+	for _, s := range sides {
+		reportOrders(os.Stdout, strings.Join(s.e.importLines, "\n"), s.e.orders, len(s.rs), f, *rounds, s.classes)
 	}
 	if len(sides) == 2 {
 		reportChange(os.Stdout, sides[0], sides[1])
@@ -255,23 +302,43 @@ func (s *ordersSide) measure(cl *class, i int, warmup bool, slowest int) error {
 }
 
 // reportChange prints each class's p99 on the larger data set against the
-// smaller one, both measured in the same run.
+// smaller one, both measured in the same run: the median of the rounds'
+// p99s on each, and the change, the median of each round's change (a
+// round's two p99s were measured request by request in turn), with the
+// rounds' lowest and highest change beside it.
 func reportChange(w io.Writer, small, large *ordersSide) {
-	fmt.Fprintf(w, "\n%.1fM against %.1fM orders, measured in turn in the same run: p99 ms and its change (target: within +20%%)\n\n",
-		float64(large.e.orders)/1e6, float64(small.e.orders)/1e6)
+	rounds := len(small.classes[0].via["service"].roundP99s())
+	fmt.Fprintf(w, "\n%.1fM against %.1fM orders, measured in turn in the same run: p99 ms (median of %d rounds) and its change, the median of the rounds' changes (target: within +20%%)\n\n",
+		float64(large.e.orders)/1e6, float64(small.e.orders)/1e6, rounds)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "class\tservice small\tlarge\tchange\t\tgateway small\tlarge\tchange\t\twithin 20%?\t")
+	fmt.Fprintln(tw, "class\tservice small\tlarge\tchange\trounds\t\tgateway small\tlarge\tchange\trounds\t\twithin 20%?\t")
 	for ci, cl := range small.classes {
 		row, ok := cl.name, true
 		for _, via := range []string{"service", "gateway"} {
-			a, b := cl.via[via].lat.Quantile(0.99), large.classes[ci].via[via].lat.Quantile(0.99)
-			change := float64(b)/float64(a) - 1
+			a, b := cl.via[via].roundP99s(), large.classes[ci].via[via].roundP99s()
+			changes := make([]float64, len(a))
+			for r := range a {
+				changes[r] = float64(b[r])/float64(a[r]) - 1
+			}
+			change := median(changes)
 			ok = ok && change <= 0.20
-			row += fmt.Sprintf("\t%s\t%s\t%+.0f%%\t", loadgen.Ms(a), loadgen.Ms(b), 100*change)
+			row += fmt.Sprintf("\t%s\t%s\t%+.0f%%\t%+.0f…%+.0f%%\t", loadgen.Ms(median(a)), loadgen.Ms(median(b)), 100*change, 100*slices.Min(changes), 100*slices.Max(changes))
 		}
 		fmt.Fprintf(tw, "%s\t%s\t\n", row, map[bool]string{true: "yes", false: "NO"}[ok])
 	}
 	tw.Flush()
+}
+
+// median is the middle value of xs, the mean of the two middle ones when
+// there are an even number.
+func median[T time.Duration | float64](xs []T) T {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
 }
 
 // dateRange is the business dates the seed gives every restaurant.
@@ -406,7 +473,7 @@ func buildClasses(rs []*restaurant, rnd *rand.Rand, first, last time.Time, n int
 	return out
 }
 
-func reportOrders(w io.Writer, importLine string, orders int64, restaurants int, f benchFlags, classes []*class) {
+func reportOrders(w io.Writer, importLine string, orders int64, restaurants int, f benchFlags, rounds int, classes []*class) {
 	asked := map[string]bool{}
 	for _, cl := range classes {
 		for _, c := range cl.calls {
@@ -415,8 +482,8 @@ func reportOrders(w io.Writer, importLine string, orders int64, restaurants int,
 	}
 	host, _ := os.Hostname()
 	fmt.Fprintf(w, "\nOrders at %.1fM (%s, %d CPUs)\n%s\n\n", float64(orders)/1e6, host, numCPU(), importLine)
-	fmt.Fprintf(w, "%d sequential requests per class and target (after %d unmeasured; each request at both, alternating which goes first),\n"+
-		"about %d of the %d bench restaurants, parameters drawn from orders the service returned; 31-day windows where the filter needs one\n\n", f.requests, f.warmup, len(asked), restaurants)
+	fmt.Fprintf(w, "%d sequential requests per class and target in %d round(s) of %d (after %d unmeasured; each request at both, alternating which goes first),\n"+
+		"about %d of the %d bench restaurants, parameters drawn from orders the service returned; 31-day windows where the filter needs one\n\n", rounds*f.requests, rounds, f.requests, f.warmup, len(asked), restaurants)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "class\tservice p50 ms\tp99 ms\t\tgateway p50 ms\tp99 ms\t\tmatches/page\ttarget p99\tmet?\tload after\t")
 	for _, cl := range classes {
