@@ -183,19 +183,16 @@ func runOrders(ctx context.Context, args []string) error {
 		}
 	}
 	for r := range *rounds {
+		steps := cycle(sides, r)
 		for ci := range sides[0].classes {
-			// Each request at both targets and on every data set, taking
-			// turns at who goes first, so none always meets the colder cache
-			// or the busier moment. The warm-up requests go before the
-			// first round.
+			// The warm-up requests go before the first round.
 			from, to := f.warmup+r*f.requests, f.warmup+(r+1)*f.requests
 			if r == 0 {
 				from = 0
 			}
 			for i := from; i < to; i++ {
-				for k := range sides {
-					s := sides[(i+k)%len(sides)]
-					if err := s.measure(s.classes[ci], i, i < f.warmup, *slowest); err != nil {
+				for _, st := range steps {
+					if err := st.side.measure(st.side.classes[ci], st.via, i, i < f.warmup, *slowest); err != nil {
 						return err
 					}
 				}
@@ -266,37 +263,61 @@ func (s *ordersSide) send(via string, c call) (int, []byte, time.Duration, error
 	return s.e.send(via, "orders", http.MethodGet, c.r.Restaurant, c.path, nil)
 }
 
-// measure sends request i of a class at the service and through the
-// gateway, alternating which goes first, and records it unless it is a
-// warm-up request.
-func (s *ordersSide) measure(cl *class, i int, warmup bool, slowest int) error {
+// step is one request of each cycle: a data set and a target.
+type step struct {
+	side *ordersSide
+	via  string
+}
+
+// cycle is the order round r sends each request in: to every data set, at
+// the service and through the gateway, forwards in even rounds and
+// backwards in odd ones. The order is the same for every request of a
+// round, so within a round every data set meets the same neighbours: each
+// one's service request follows the previous data set's gateway request
+// (the first follows the last), and its gateway request its own service
+// request (the same query, which it finds in cache). A request's latency
+// depends on which process answered the one before it; a fixed cycle
+// keeps that alike for the data sets compared.
+func cycle(sides []*ordersSide, r int) []step {
+	var steps []step
+	for _, s := range sides {
+		for _, via := range targets {
+			steps = append(steps, step{s, via})
+		}
+	}
+	if r%2 == 1 {
+		slices.Reverse(steps)
+	}
+	return steps
+}
+
+// measure sends request i of a class to one target and records it unless
+// it is a warm-up request.
+func (s *ordersSide) measure(cl *class, via string, i int, warmup bool, slowest int) error {
 	c := cl.calls[i]
-	for k := range targets {
-		via := targets[(i+k)%2]
-		run := cl.via[via]
-		code, body, d, err := s.send(via, c)
-		if err != nil {
-			return fmt.Errorf("%s %s: %w", cl.name, via, err)
+	run := cl.via[via]
+	code, body, d, err := s.send(via, c)
+	if err != nil {
+		return fmt.Errorf("%s %s: %w", cl.name, via, err)
+	}
+	if warmup {
+		return nil
+	}
+	if code != http.StatusOK {
+		run.failed++
+		if run.firstKO == "" {
+			run.firstKO = fmt.Sprintf("%d %s for %s", code, truncate(body, 300), c.path)
 		}
-		if warmup {
-			continue
+		return nil
+	}
+	run.lat = append(run.lat, d)
+	run.keepSlowest(slowest, d, c.path)
+	if !cl.details {
+		var page struct {
+			Data struct{ Matches []json.RawMessage }
 		}
-		if code != http.StatusOK {
-			run.failed++
-			if run.firstKO == "" {
-				run.firstKO = fmt.Sprintf("%d %s for %s", code, truncate(body, 300), c.path)
-			}
-			continue
-		}
-		run.lat = append(run.lat, d)
-		run.keepSlowest(slowest, d, c.path)
-		if !cl.details {
-			var page struct {
-				Data struct{ Matches []json.RawMessage }
-			}
-			_ = json.Unmarshal(body, &page)
-			run.matches += len(page.Data.Matches)
-		}
+		_ = json.Unmarshal(body, &page)
+		run.matches += len(page.Data.Matches)
 	}
 	return nil
 }
@@ -482,7 +503,7 @@ func reportOrders(w io.Writer, importLine string, orders int64, restaurants int,
 	}
 	host, _ := os.Hostname()
 	fmt.Fprintf(w, "\nOrders at %.1fM (%s, %d CPUs)\n%s\n\n", float64(orders)/1e6, host, numCPU(), importLine)
-	fmt.Fprintf(w, "%d sequential requests per class and target in %d round(s) of %d (after %d unmeasured; each request at both, alternating which goes first),\n"+
+	fmt.Fprintf(w, "%d sequential requests per class and target in %d round(s) of %d (after %d unmeasured; each request at both, in a fixed cycle reversed every other round),\n"+
 		"about %d of the %d bench restaurants, parameters drawn from orders the service returned; 31-day windows where the filter needs one\n\n", rounds*f.requests, rounds, f.requests, f.warmup, len(asked), restaurants)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "class\tservice p50 ms\tp99 ms\t\tgateway p50 ms\tp99 ms\t\tmatches/page\ttarget p99\tmet?\tload after\t")

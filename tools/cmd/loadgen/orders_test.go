@@ -111,3 +111,39 @@ func TestCompareOrdersMustBeSmallerAndAtLeastOneMillion(t *testing.T) {
 		}
 	}
 }
+
+// Within a round, every data set's requests follow the same kind of
+// request: in even rounds its service request follows the other data set's
+// gateway request and its gateway request its own service request; in odd
+// rounds the other way round. So no data set is the one that always wakes
+// up after the other's processes ran.
+func TestCycleGivesEveryDataSetTheSameNeighbours(t *testing.T) {
+	small, large := &ordersSide{}, &ordersSide{}
+	name := map[*ordersSide]string{small: "small", large: "large"}
+	for r := range 4 {
+		steps := cycle([]*ordersSide{small, large}, r)
+		if len(steps) != 4 {
+			t.Fatalf("round %d: %d steps", r, len(steps))
+		}
+		// before[side][via] is what the request before it was (the cycle
+		// repeats, so the first follows the last): same or other data
+		// set, and its target.
+		before := map[string]string{}
+		for i, st := range steps {
+			prev := steps[(i+len(steps)-1)%len(steps)]
+			who := "other"
+			if prev.side == st.side {
+				who = "same"
+			}
+			before[name[st.side]+" "+st.via] = who + " " + prev.via
+		}
+		for _, via := range targets {
+			if before["small "+via] != before["large "+via] {
+				t.Errorf("round %d: %s requests follow %q on the small set and %q on the large one", r, via, before["small "+via], before["large "+via])
+			}
+		}
+		if want := map[bool]string{true: "other gateway", false: "same gateway"}[r%2 == 0]; before["small service"] != want {
+			t.Errorf("round %d: a service request follows %q, want %q", r, before["small service"], want)
+		}
+	}
+}

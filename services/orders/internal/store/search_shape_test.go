@@ -303,8 +303,9 @@ func (j jsonValue) Scan(src any) error {
 // the restaurant shares its partition with busier ones whose orders cost a
 // tenth as much, so a range holding every one of its orders looks rare to
 // the planner, which would read every match from orders_total and sort them.
-// The page is read walking the newest orders instead: about a page of rows
-// (reading every match, 1,500, is what the planner's choice costs).
+// The page is found walking the newest orders instead, on orders_recent
+// alone, then read: about a page of entries and a page of rows (reading
+// every match, 1,500, is what the planner's choice costs).
 func TestWideAmountRangeReadsThePage(t *testing.T) {
 	s := openStore(t)
 	ctx := context.Background()
@@ -376,15 +377,22 @@ func TestWideAmountRangeReadsThePage(t *testing.T) {
 		if err := s.DB.QueryRowContext(ctx, "EXPLAIN (ANALYZE, FORMAT JSON) "+q, args...).Scan(jsonValue{&plan}); err != nil {
 			t.Fatal(err)
 		}
-		var read float64
+		var read, fromIndex float64
 		plan[0].Plan.walk(func(n planNode) {
 			if n.table() == "orders" && strings.Contains(n.NodeType, "Scan") {
 				read += n.ActualRows * n.ActualLoops
 			}
+			if n.table() == "orders" && n.NodeType == "Index Only Scan" {
+				fromIndex += n.ActualRows * n.ActualLoops
+			}
 		})
-		t.Logf("page %d: %v rows read for a page of %d (%d matches)", page, read, f.Limit, len(want))
+		// The walk's entries and the page's orders.
+		t.Logf("page %d: %v rows read for a page of %d (%d matches), %v of them from an index alone", page, read, f.Limit, len(want), fromIndex)
 		if read > float64(2*(f.Limit+1)) {
 			t.Errorf("page %d: %v rows read for a page of %d (%d matches)\n%s", page, read, f.Limit, len(want), q)
+		}
+		if fromIndex < float64(f.Limit+1) {
+			t.Errorf("page %d: the walk read %v entries from an index alone: it reads the table", page, fromIndex)
 		}
 		f.After = got.Next
 	}
@@ -405,4 +413,71 @@ func queryStrings(ctx context.Context, s *store.Store, out *[]string, q string, 
 		*out = append(*out, v)
 	}
 	return rows.Err()
+}
+
+// Every statement of a search plans for the restaurant's partition alone:
+// planning a lookup on every partition cost more than answering it.
+func TestSearchPlansReadOneRestaurantsPartition(t *testing.T) {
+	s := openStore(t)
+	ctx := context.Background()
+	orders := manyOrders()
+	for batch := range slices.Chunk(orders, 500) {
+		if err := s.Replace(ctx, batch, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	type statement struct {
+		q    string
+		args []any
+	}
+	var seen []statement
+	store.ObserveQueries(s, func(q string, args []any) { seen = append(seen, statement{q, args}) })
+	str := func(v string) *string { return &v }
+	num := func(v int64) *int64 { return &v }
+	minute := func(h, m int) *int { v := h*60 + m; return &v }
+	from, until := bizdate.FromTime(time.Date(2026, 2, 10, 0, 0, 0, 0, time.UTC)), bizdate.FromTime(time.Date(2026, 3, 12, 0, 0, 0, 0, time.UTC))
+	for name, f := range map[string]domain.Filter{
+		"no filter":          {},
+		"amount range, wide": {MinTotalMinor: num(1000), MaxTotalMinor: num(1399)},
+		"amount range, rare": {MinTotalMinor: num(1000), MaxTotalMinor: num(1005)},
+		"time window":        {StartMinute: minute(8, 0), EndMinute: minute(22, 0), StartDate: &from, EndDate: &until},
+		"time window, night": {StartMinute: minute(2, 0), EndMinute: minute(2, 30), StartDate: &from, EndDate: &until},
+		"status":             {Status: str("refunded")},
+		"item_name":          {ItemName: str("gift")},
+		"item_name common":   {ItemName: str("special")},
+	} {
+		t.Run(name, func(t *testing.T) {
+			seen = nil
+			f.RestaurantID, f.Limit = orders[0].RestaurantID, 20
+			if f.StartDate != nil {
+				f.From, f.Until = from.Time(), until.Time().AddDate(0, 0, 1)
+			}
+			if _, err := s.Search(ctx, f); err != nil {
+				t.Fatal(err)
+			}
+			if len(seen) == 0 {
+				t.Fatal("no statement observed")
+			}
+			for _, st := range seen {
+				var plan []struct{ Plan planNode }
+				if err := s.DB.QueryRowContext(ctx, "EXPLAIN (FORMAT JSON) "+st.q, st.args...).Scan(jsonValue{&plan}); err != nil {
+					t.Fatal(err)
+				}
+				partitions := map[string]map[string]bool{}
+				plan[0].Plan.walk(func(n planNode) {
+					if n.RelationName != "" {
+						if partitions[n.table()] == nil {
+							partitions[n.table()] = map[string]bool{}
+						}
+						partitions[n.table()][n.RelationName] = true
+					}
+				})
+				for table, ps := range partitions {
+					if len(ps) > 1 {
+						t.Errorf("the plan reads %d partitions of %s:\n%s", len(ps), table, st.q)
+					}
+				}
+			}
+		})
+	}
 }
