@@ -21,5 +21,5 @@ var FS embed.FS
 // many hash partitions by restaurant the order tables get when migration 8
 // runs (ORDERS_PARTITIONS); a database migrated past it keeps its count.
 func Go(partitions int) []*goose.Migration {
-	return []*goose.Migration{outbox.Migration(4), outbox.TraceMigration(7), partitionMigration(8, partitions), outbox.ActorMigration(9), detailsMigration(10)}
+	return []*goose.Migration{outbox.Migration(4), outbox.TraceMigration(7), partitionMigration(8, partitions), outbox.ActorMigration(9), detailsMigration(10), recentTotalsMigration(12)}
 }

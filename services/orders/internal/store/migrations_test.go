@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/pressly/goose/v3"
@@ -176,8 +177,25 @@ func TestPartitionAndDetailsMigrationsKeepRows(t *testing.T) {
 	}
 	itemKeysMatchOrders(t, s)
 
+	// Migration 12 builds orders_recent anew partition by partition; one
+	// that failed half-way left orders_recent_new behind, which it drops.
+	if _, err := p.UpTo(ctx, 11); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.DB.ExecContext(ctx, "CREATE INDEX orders_recent_new ON ONLY orders (restaurant_id)"); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := p.Up(ctx); err != nil {
 		t.Fatal(err)
+	}
+	var recent string
+	var valid int
+	if err := s.DB.QueryRow(`SELECT pg_get_indexdef('orders_recent'::regclass), (SELECT count(*) FROM pg_inherits h JOIN pg_index i ON i.indexrelid = h.inhrelid
+		WHERE h.inhparent = 'orders_recent'::regclass AND i.indisvalid)`).Scan(&recent, &valid); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(recent, "INCLUDE (business_date, local_minute, total_amount_minor)") || valid != partitions {
+		t.Fatalf("after migration 12: %s, with %d valid partition indexes, want %d", recent, valid, partitions)
 	}
 	for i, got := range stored() {
 		if !reflect.DeepEqual(got, written[i]) {
