@@ -196,22 +196,7 @@ func pickTarget(ctx context.Context, s *store.Store) (benchTarget, error) {
 		t.itemWord = t.itemWord[:i]
 	}
 	var all []string
-	err = func() error {
-		names, err := s.DB.QueryContext(ctx, `SELECT name FROM order_item_names WHERE restaurant_id = $1`, t.restaurantID)
-		if err != nil {
-			return err
-		}
-		defer names.Close()
-		for names.Next() {
-			var n string
-			if err := names.Scan(&n); err != nil {
-				return err
-			}
-			all = append(all, n)
-		}
-		return names.Err()
-	}()
-	if err != nil {
+	if err := queryStrings(ctx, s, &all, `SELECT name FROM order_item_names WHERE restaurant_id = $1`, t.restaurantID); err != nil {
 		return t, err
 	}
 	fewest := -1

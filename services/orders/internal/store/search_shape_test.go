@@ -102,11 +102,7 @@ func TestSearchPagesMatchEveryFilterClass(t *testing.T) {
 	s := openStore(t)
 	ctx := context.Background()
 	orders := manyOrders()
-	for batch := range slices.Chunk(orders, 500) {
-		if err := s.Replace(ctx, batch, nil); err != nil {
-			t.Fatal(err)
-		}
-	}
+	replaceAll(t, s, orders)
 	if _, err := s.DB.ExecContext(ctx, "ANALYZE orders, order_item_keys"); err != nil {
 		t.Fatal(err)
 	}
@@ -205,11 +201,7 @@ func TestItemNameSearchReadsThePage(t *testing.T) {
 	s := openStore(t)
 	ctx := context.Background()
 	orders := manyOrders()
-	for batch := range slices.Chunk(orders, 500) {
-		if err := s.Replace(ctx, batch, nil); err != nil {
-			t.Fatal(err)
-		}
-	}
+	replaceAll(t, s, orders)
 	if _, err := s.DB.ExecContext(ctx, "VACUUM ANALYZE orders, order_item_keys"); err != nil {
 		t.Fatal(err)
 	}
@@ -311,11 +303,7 @@ func TestWideAmountRangeReadsThePage(t *testing.T) {
 	ctx := context.Background()
 	orders := manyOrders() // totals 10.00 to 13.99
 	restaurant := orders[0].RestaurantID
-	for batch := range slices.Chunk(orders, 500) {
-		if err := s.Replace(ctx, batch, nil); err != nil {
-			t.Fatal(err)
-		}
-	}
+	replaceAll(t, s, orders)
 	// The restaurants sharing its partition, found by storing one order of
 	// each of 64 candidates.
 	var probes []domain.Order
@@ -346,11 +334,7 @@ func TestWideAmountRangeReadsThePage(t *testing.T) {
 			o.TotalAmountMinor = int64(100 + i%40)
 			theirs = append(theirs, o)
 		}
-		for batch := range slices.Chunk(theirs, 1000) {
-			if err := s.Replace(ctx, batch, nil); err != nil {
-				t.Fatal(err)
-			}
-		}
+		replaceAll(t, s, theirs)
 	}
 	if _, err := s.DB.ExecContext(ctx, "VACUUM ANALYZE orders"); err != nil {
 		t.Fatal(err)
@@ -398,6 +382,16 @@ func TestWideAmountRangeReadsThePage(t *testing.T) {
 	}
 }
 
+// replaceAll stores the orders in batches of 500.
+func replaceAll(t *testing.T, s *store.Store, orders []domain.Order) {
+	t.Helper()
+	for batch := range slices.Chunk(orders, 500) {
+		if err := s.Replace(context.Background(), batch, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // queryStrings scans the rows of a one-column query into out.
 func queryStrings(ctx context.Context, s *store.Store, out *[]string, q string, args ...any) error {
 	rows, err := s.DB.QueryContext(ctx, q, args...)
@@ -421,11 +415,7 @@ func TestSearchPlansReadOneRestaurantsPartition(t *testing.T) {
 	s := openStore(t)
 	ctx := context.Background()
 	orders := manyOrders()
-	for batch := range slices.Chunk(orders, 500) {
-		if err := s.Replace(ctx, batch, nil); err != nil {
-			t.Fatal(err)
-		}
-	}
+	replaceAll(t, s, orders)
 	type statement struct {
 		q    string
 		args []any
