@@ -41,58 +41,28 @@ func rebuildRecent(ctx context.Context, db *sql.DB, include string) error {
 	if _, err := db.ExecContext(ctx, "CREATE INDEX orders_recent_new ON ONLY orders "+def); err != nil {
 		return err
 	}
-	rows, err := db.QueryContext(ctx, `SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
-		WHERE i.inhparent = 'orders'::regclass ORDER BY c.relname`)
-	if err != nil {
-		return err
-	}
-	var partitions []string
-	for rows.Next() {
-		var p string
-		if err := rows.Scan(&p); err != nil {
-			rows.Close()
-			return err
-		}
-		partitions = append(partitions, p)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return err
-	}
-	for _, p := range partitions {
-		name := p + "_recent_new"
-		for _, q := range []string{
-			fmt.Sprintf("DROP INDEX IF EXISTS %s", name),
-			fmt.Sprintf("CREATE INDEX CONCURRENTLY %s ON %s %s", name, p, def),
-			fmt.Sprintf("ALTER INDEX orders_recent_new ATTACH PARTITION %s", name),
-		} {
-			if _, err := db.ExecContext(ctx, q); err != nil {
-				return fmt.Errorf("%s: %w", p, err)
-			}
-		}
-	}
-	// The swap: the old index and its partitions' go and the new ones take
-	// their names (as a bulk load names them when it builds the indexes
-	// again) in a moment; nothing is built while the orders are locked.
-	old, err := db.QueryContext(ctx, `SELECT t.relname, ic.relname FROM pg_inherits h JOIN pg_class ic ON ic.oid = h.inhrelid
-		JOIN pg_index i ON i.indexrelid = ic.oid JOIN pg_class t ON t.oid = i.indrelid
-		WHERE h.inhparent = 'orders_recent'::regclass ORDER BY t.relname`)
+	// Each partition with its index of orders_recent, whose name the new
+	// one takes (as a bulk load names them when it builds them again).
+	partitions, err := recentPartitions(ctx, db)
 	if err != nil {
 		return err
 	}
 	swap := []string{"DROP INDEX orders_recent", "ALTER INDEX orders_recent_new RENAME TO orders_recent"}
-	for old.Next() {
-		var p, name string
-		if err := old.Scan(&p, &name); err != nil {
-			old.Close()
-			return err
+	for _, p := range partitions {
+		name := p.table + "_recent_new"
+		for _, q := range []string{
+			fmt.Sprintf("DROP INDEX IF EXISTS %s", name),
+			fmt.Sprintf("CREATE INDEX CONCURRENTLY %s ON %s %s", name, p.table, def),
+			fmt.Sprintf("ALTER INDEX orders_recent_new ATTACH PARTITION %s", name),
+		} {
+			if _, err := db.ExecContext(ctx, q); err != nil {
+				return fmt.Errorf("%s: %w", p.table, err)
+			}
 		}
-		swap = append(swap, fmt.Sprintf("ALTER INDEX %s_recent_new RENAME TO %s", p, name))
+		swap = append(swap, fmt.Sprintf("ALTER INDEX %s RENAME TO %s", name, p.index))
 	}
-	old.Close()
-	if err := old.Err(); err != nil {
-		return err
-	}
+	// The swap: the old index and its partitions' go and the new ones take
+	// their names in a moment; nothing is built while the orders are locked.
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
@@ -104,4 +74,26 @@ func rebuildRecent(ctx context.Context, db *sql.DB, include string) error {
 		}
 	}
 	return tx.Commit()
+}
+
+// recentPartition is a partition of orders and its index of orders_recent.
+type recentPartition struct{ table, index string }
+
+func recentPartitions(ctx context.Context, db *sql.DB) ([]recentPartition, error) {
+	rows, err := db.QueryContext(ctx, `SELECT t.relname, ic.relname FROM pg_inherits h JOIN pg_class ic ON ic.oid = h.inhrelid
+		JOIN pg_index i ON i.indexrelid = ic.oid JOIN pg_class t ON t.oid = i.indrelid
+		WHERE h.inhparent = 'orders_recent'::regclass ORDER BY t.relname`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []recentPartition
+	for rows.Next() {
+		var p recentPartition
+		if err := rows.Scan(&p.table, &p.index); err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, rows.Err()
 }
