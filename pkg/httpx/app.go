@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"runtime/debug"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -57,6 +58,10 @@ type Options struct {
 	NoTracing bool
 	// ReadTimeout and WriteTimeout bound one request; 0 means 30 s.
 	ReadTimeout, WriteTimeout time.Duration
+	// Polled are paths other processes ask several times a second (a
+	// change list): like /healthz, they get no span, metric or access log
+	// line, which would drown the rest. Their callers log failures.
+	Polled []string
 }
 
 // New returns a Fiber application with the platform's edge behaviour, its
@@ -93,7 +98,7 @@ func New(opts Options, routes func(r fiber.Router)) *fiber.App {
 	if !opts.NoTracing {
 		traced := serverTelemetry()
 		app.Use(func(c *fiber.Ctx) error {
-			if isOperational(c.Path()) {
+			if isOperational(c.Path()) || slices.Contains(opts.Polled, c.Path()) {
 				return c.Next()
 			}
 			return traced(c)

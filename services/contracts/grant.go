@@ -63,3 +63,34 @@ type GrantUse struct {
 	GrantID string    `json:"grantId"`
 	UsedAt  time.Time `json:"usedAt"`
 }
+
+// GrantChangesPath is where identity lists the recent changes that can
+// narrow what grants allow (GET, query since=<GrantChanges.Now of the
+// previous answer>, none on the first call): what the gateway and the
+// events service follow to drop cached grants at once.
+const GrantChangesPath = "/internal/v1/grant-changes"
+
+// GrantChanges is identity's answer at GrantChangesPath. Now is identity's
+// clock when it looked, to send back as since. Changes repeat those of
+// earlier answers near since (a change committed late is not missed), so a
+// follower skips sequence numbers it has seen. Reset means more changed
+// than one answer lists: drop every cached grant.
+type GrantChanges struct {
+	Now     time.Time     `json:"now"`
+	Changes []GrantChange `json:"changes"`
+	Reset   bool          `json:"reset,omitempty"`
+}
+
+// GrantChangesOverlap is how far before since identity lists changes
+// again: a change whose transaction took longer than this between writing
+// it and committing could be missed (and then holds within the cache
+// lifetime).
+const GrantChangesOverlap = 5 * time.Second
+
+// GrantChange is one grant that changed, or, with ClientID, every grant of
+// a client.
+type GrantChange struct {
+	Seq      int64  `json:"seq"`
+	GrantID  string `json:"grantId,omitempty"`
+	ClientID string `json:"clientId,omitempty"`
+}

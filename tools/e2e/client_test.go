@@ -115,11 +115,20 @@ func allScopesToken(t *testing.T, partnerctl string, sys *system.Stack, email st
 // scopedToken is a token of a demo user asking for scopes.
 func scopedToken(t *testing.T, partnerctl string, sys *system.Stack, email string, scopes []string, approve ...string) string {
 	t.Helper()
-	args := append([]string{"token", "--base-url", sys.Gateway, "--email", email, "--password", seed.DemoPassword,
+	return tokenAt(t, partnerctl, sys.Gateway, email, scopes, approve...)
+}
+
+// tokenAt is scopedToken through the sign-in and consent pages at base.
+func tokenAt(t *testing.T, partnerctl, base, email string, scopes []string, approve ...string) string {
+	t.Helper()
+	args := append([]string{"token", "--base-url", base, "--email", email, "--password", seed.DemoPassword,
 		"--client-id", seed.DemoClientID, "--redirect-uri", seed.DemoRedirectURI, "--scope", strings.Join(scopes, " "), "--json"}, approve...)
-	out, err := exec.Command(partnerctl, args...).Output()
+	var stderr bytes.Buffer
+	cmd := exec.Command(partnerctl, args...)
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("partnerctl token for %s: %v", email, err)
+		t.Fatalf("partnerctl token for %s: %v\n%s", email, err, stderr.Bytes())
 	}
 	var tok struct {
 		AccessToken string `json:"access_token"`

@@ -54,8 +54,9 @@ func run(ctx context.Context, args []string) error {
 		return err
 	}
 	usage := lifecycle.Go(ctx, "grant use", func(ctx context.Context) { g.Usage().Run(ctx, grants.UsageInterval) })
+	changes := lifecycle.Go(ctx, "grant changes", g.FollowGrantChanges)
 	return lifecycle.Serve(ctx, []lifecycle.Listener{{App: app, Addr: cfg.HTTPAddr}, {App: g.Internal(tel.Handler()), Addr: cfg.InternalHTTPAddr}},
-		usage,
+		usage, changes,
 		lifecycle.Closer{Name: "redis", Fn: func(context.Context) error { return rdb.Close() }},
 		lifecycle.Closer{Name: "telemetry", Fn: tel.Shutdown},
 	)

@@ -40,8 +40,12 @@ type Config struct {
 	// (or test stacks) sharing one Redis keep their counts apart.
 	RateLimitKeyPrefix string `env:"RATE_LIMIT_KEY_PREFIX, default=gateway:rl:"`
 
-	GrantCacheTTL          time.Duration `env:"GRANT_CACHE_TTL, default=5s"`
-	GrantNegativeCacheTTL  time.Duration `env:"GRANT_NEGATIVE_CACHE_TTL, default=2s"`
+	GrantCacheTTL         time.Duration `env:"GRANT_CACHE_TTL, default=5s"`
+	GrantNegativeCacheTTL time.Duration `env:"GRANT_NEGATIVE_CACHE_TTL, default=2s"`
+	// GrantChangesInterval is how often identity's list of grant changes
+	// is read, so a revocation holds within about this long (0: never
+	// read; revocations then hold within GRANT_CACHE_TTL).
+	GrantChangesInterval   time.Duration `env:"GRANT_CHANGES_INTERVAL, default=250ms"`
 	UpstreamTimeout        time.Duration `env:"UPSTREAM_TIMEOUT, default=10s"`
 	UpstreamConnectTimeout time.Duration `env:"UPSTREAM_CONNECT_TIMEOUT, default=2s"`
 
@@ -96,8 +100,8 @@ func (c *Config) Validate() error {
 	if c.UnauthRateLimitPerMinute < 1 {
 		return fmt.Errorf("UNAUTH_RATE_LIMIT_PER_MINUTE must be at least 1")
 	}
-	if c.GrantCacheTTL < 0 || c.GrantNegativeCacheTTL < 0 {
-		return fmt.Errorf("GRANT_CACHE_TTL and GRANT_NEGATIVE_CACHE_TTL must not be negative")
+	if c.GrantCacheTTL < 0 || c.GrantNegativeCacheTTL < 0 || c.GrantChangesInterval < 0 {
+		return fmt.Errorf("GRANT_CACHE_TTL, GRANT_NEGATIVE_CACHE_TTL and GRANT_CHANGES_INTERVAL must not be negative")
 	}
 	if c.UpstreamTimeout <= 0 || c.UpstreamConnectTimeout <= 0 {
 		return fmt.Errorf("UPSTREAM_TIMEOUT and UPSTREAM_CONNECT_TIMEOUT must be positive")

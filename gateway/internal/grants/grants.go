@@ -1,6 +1,8 @@
 // Package grants reads an owner's approval (the grant behind an access token)
-// from the identity service and keeps it for a few seconds, so a revocation
-// takes effect within the cache lifetime without a call per request.
+// from the identity service and keeps it for a few seconds, so requests need
+// no call to identity. A revocation drops the grant at once when identity's
+// list of grant changes says so (grantchanges.Follower), and within the
+// cache lifetime in any case.
 package grants
 
 import (
@@ -11,6 +13,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sync/singleflight"
@@ -110,6 +113,9 @@ type Store struct {
 	mu      sync.Mutex
 	entries map[string]entry
 	flight  singleflight.Group
+	// forgets counts the Forget calls: a fetch that overlapped one may
+	// hold what was just dropped, so it is not kept.
+	forgets atomic.Uint64
 }
 
 type entry struct {
@@ -138,15 +144,45 @@ func (s *Store) Get(ctx context.Context, who Caller) (*Grant, error) {
 		return e.grant, nil
 	}
 	// Concurrent misses for one grant share a single call to identity.
+	forgets := s.forgets.Load()
 	v, err, _ := s.flight.Do(who.GrantID, func() (any, error) { return s.fetch(context.WithoutCancel(ctx), who) })
 	g, _ := v.(*Grant)
 	switch {
+	case s.forgets.Load() != forgets:
 	case errors.Is(err, ErrNotFound):
 		s.put(who.GrantID, entry{expires: now.Add(s.negTTL)}, now)
 	case err == nil:
 		s.put(who.GrantID, entry{grant: g, expires: now.Add(s.ttl)}, now)
 	}
 	return g, err
+}
+
+// ForgetGrant drops a cached grant: the next request asks identity.
+func (s *Store) ForgetGrant(id string) {
+	s.forgets.Add(1)
+	s.mu.Lock()
+	delete(s.entries, id)
+	s.mu.Unlock()
+}
+
+// ForgetClient drops every cached grant of a client.
+func (s *Store) ForgetClient(id string) {
+	s.forgets.Add(1)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for k, e := range s.entries {
+		if e.grant != nil && e.grant.ClientID == id {
+			delete(s.entries, k)
+		}
+	}
+}
+
+// ForgetAll drops every cached grant.
+func (s *Store) ForgetAll() {
+	s.forgets.Add(1)
+	s.mu.Lock()
+	clear(s.entries)
+	s.mu.Unlock()
 }
 
 func (s *Store) put(id string, e entry, now time.Time) {

@@ -93,3 +93,60 @@ func TestRevokedTokensOfAGrant(t *testing.T) {
 		}
 	}
 }
+
+// TestForget: a forgotten grant is asked for again; forgetting a client
+// forgets its grants only; a lookup that was on its way to identity while a
+// grant was forgotten is answered but not kept, since it may hold what was
+// just dropped.
+func TestForget(t *testing.T) {
+	keys, err := internalctx.ParseKeys("k1:MDEyMzQ1Njc4OTAxMjM0NTY3ODkwMTIzNDU2Nzg5MDE=")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var calls atomic.Int32
+	hold := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		id := r.URL.Path[len("/internal/v1/grants/"):]
+		if id == "slow" {
+			<-hold
+		}
+		client := "c"
+		if id == "other" {
+			client = "d"
+		}
+		_ = json.NewEncoder(w).Encode(contracts.Grant{GrantID: id, ClientID: client, Status: "active", ClientStatus: "approved", ExpiresAt: time.Now().Add(time.Hour)})
+	}))
+	defer srv.Close()
+	s := NewStore(srv.URL, keys, srv.Client(), time.Minute, time.Minute)
+	get := func(id string) {
+		t.Helper()
+		if _, err := s.Get(context.Background(), Caller{GrantID: id}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	step := func(what string, f func(), wantCalls int32) {
+		t.Helper()
+		before := calls.Load()
+		f()
+		if got := calls.Load() - before; got != wantCalls {
+			t.Errorf("%s: %d calls to identity, want %d", what, got, wantCalls)
+		}
+	}
+	step("first lookups", func() { get("g1"); get("g2"); get("other") }, 3)
+	step("cached", func() { get("g1"); get("g2"); get("other") }, 0)
+	step("g1 forgotten", func() { s.ForgetGrant("g1"); get("g1"); get("g2") }, 1)
+	step("client c forgotten", func() { s.ForgetClient("c"); get("g1"); get("g2"); get("other") }, 2)
+	step("all forgotten", func() { s.ForgetAll(); get("g1"); get("g2"); get("other") }, 3)
+
+	done := make(chan struct{})
+	go func() { get("slow"); close(done) }()
+	for calls.Load() < 10 {
+		time.Sleep(time.Millisecond)
+	}
+	s.ForgetGrant("slow")
+	close(hold)
+	<-done
+	step("a lookup that overlapped a forget is not kept", func() { get("slow") }, 1)
+	step("the next one is", func() { get("slow") }, 0)
+}

@@ -34,6 +34,7 @@ import (
 	"partnerapi.dev/pkg/httpx"
 	"partnerapi.dev/pkg/internalctx"
 	"partnerapi.dev/services/contracts"
+	"partnerapi.dev/services/contracts/grantchanges"
 )
 
 // Header names the gateway sets.
@@ -88,6 +89,18 @@ func (g *Gateway) Operations() []routes.Operation { return g.ops }
 // Usage is the record of when each grant last authorized a request; the
 // caller runs its sends (Usage.Run).
 func (g *Gateway) Usage() *grants.Usage { return g.usage }
+
+// FollowGrantChanges drops cached grants as identity's list of grant
+// changes names them, every GRANT_CHANGES_INTERVAL, until ctx ends; with
+// the interval 0 it returns at once.
+func (g *Gateway) FollowGrantChanges(ctx context.Context) {
+	if g.cfg.GrantChangesInterval <= 0 {
+		return
+	}
+	f := &grantchanges.Follower{IdentityURL: g.cfg.IdentityURL, Keys: g.keys, Client: g.identity.Client(),
+		Interval: g.cfg.GrantChangesInterval, Cache: g.grants}
+	f.Run(ctx)
+}
 
 // Limiter is the rate limiter (tests inspect fallbacks).
 func (g *Gateway) Limiter() *ratelimit.Limiter { return g.limiter }
@@ -218,6 +231,7 @@ var identitySurface = []struct{ method, path string }{
 	{fiber.MethodGet, "/account"},
 	{fiber.MethodPost, "/account/sign-in"},
 	{fiber.MethodPost, "/account/sign-out"},
+	{fiber.MethodPost, "/account/sign-out-everywhere"},
 	{fiber.MethodGet, "/account/authorizations/:grantId"},
 	{fiber.MethodPost, "/account/authorizations/:grantId/revoke"},
 	{fiber.MethodPost, "/account/authorizations/:grantId/approve-new"},

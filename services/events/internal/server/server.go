@@ -13,6 +13,7 @@ import (
 	"partnerapi.dev/pkg/idempotency"
 	"partnerapi.dev/pkg/lifecycle"
 	"partnerapi.dev/pkg/service"
+	"partnerapi.dev/services/contracts/grantchanges"
 	"partnerapi.dev/services/events/internal/api"
 	"partnerapi.dev/services/events/internal/config"
 	"partnerapi.dev/services/events/internal/delivery"
@@ -44,9 +45,11 @@ func Build(ctx context.Context, cfg *config.Serve, p service.Process) (*service.
 	bg, stop := context.WithCancel(ctx)
 	go listener.Run(bg)
 	go keepRetention(bg, st, cfg.RetentionInterval)
+	grants := &delivery.Grants{IdentityURL: cfg.IdentityURL, Keys: cfg.Keys(), Client: &http.Client{Timeout: 5 * time.Second}, TTL: cfg.WebhookGrantCacheTTL}
 	worker := &delivery.Worker{Repo: &store.Store{DB: wdb.Gorm, Secrets: secrets}, Client: delivery.Client(cfg.WebhooksAllowLoopback), Parallel: cfg.WebhookParallel, PerEndpoint: cfg.WebhookPerEndpoint, NamingSet: cfg.MenuNamingSet,
-		Wake:   listener.Appended(),
-		Grants: &delivery.Grants{IdentityURL: cfg.IdentityURL, Keys: cfg.Keys(), Client: &http.Client{Timeout: 5 * time.Second}, TTL: cfg.WebhookGrantCacheTTL}}
+		Wake: listener.Appended(), Grants: grants}
+	// Deliveries under a revoked grant stop within the interval.
+	go (&grantchanges.Follower{IdentityURL: cfg.IdentityURL, Keys: cfg.Keys(), Client: grants.Client, Interval: grantchanges.DefaultInterval, Cache: grants}).Run(bg)
 	if cfg.WebhooksAllowLoopback {
 		slog.Warn("WEBHOOKS_ALLOW_LOOPBACK is set: webhooks may reach loopback addresses; never set it where partners create endpoints")
 	}

@@ -37,6 +37,9 @@ Usage:
   partnerctl organizations list [--json]
   partnerctl restaurants list [--json]
   partnerctl users list [--json]
+  partnerctl users sign-out USER_ID
+      (ends every session of the user on the sign-in, consent and connected-apps pages, on
+      every device; their next page asks them to sign in)
   partnerctl memberships list [--json]
   partnerctl grants revoke GRANT_ID
   partnerctl apps list (--user-id UUID | --restaurant-id UUID) [--json]
@@ -497,6 +500,16 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 			return err
 		}
 		d, err := a.do(ctx, http.MethodPost, "/admin/v1/grants/"+gid+"/revoke", nil)
+		if err != nil {
+			return err
+		}
+		return a.print(d)
+	case "users sign-out":
+		uid, err := one()
+		if err != nil {
+			return err
+		}
+		d, err := a.do(ctx, http.MethodDelete, "/admin/v1/users/"+uid+"/sessions", nil)
 		if err != nil {
 			return err
 		}

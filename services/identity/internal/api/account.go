@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"crypto/hmac"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -13,7 +12,6 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
-	"github.com/google/uuid"
 
 	"partnerapi.dev/services/contracts"
 	"partnerapi.dev/services/identity/internal/domain"
@@ -30,7 +28,7 @@ const (
 )
 
 // accountNext is every address the account sign-in may go back to.
-var accountNext = regexp.MustCompile(`^/account(/authorizations/[0-9a-f-]{36})?$`)
+var accountNext = regexp.MustCompile(`^/account(/authorizations/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})?$`)
 
 type account struct{ p *Pages }
 
@@ -139,23 +137,25 @@ func offerNewRestaurants(v *appView, reach domain.Reach, csrf string) {
 // user returns the signed-in user of a request; without one it shows the
 // sign-in page, which comes back to next.
 func (a account) user(ctx context.Context, w http.ResponseWriter, r *http.Request, next string) (browserSession, domain.User, bool) {
-	sess, ok := a.p.readSession(r)
-	if !ok {
+	sess, present, err := a.p.readSession(r)
+	if err != nil {
+		a.p.unavailable(ctx, w, "read session", err)
+		return sess, domain.User{}, false
+	}
+	if !present {
 		sess = browserSession{SID: newSID()}
+		a.p.writeSession(w, sess)
 	}
 	if sess.UserID != "" {
 		u, err := a.p.repo.UserByID(ctx, sess.UserID)
 		if err == nil {
-			a.p.writeSession(w, sess)
 			return sess, u, true
 		}
 		if !errors.Is(err, domain.ErrNotFound) {
 			a.unavailable(ctx, w)
 			return sess, u, false
 		}
-		sess = browserSession{SID: newSID()}
 	}
-	a.p.writeSession(w, sess)
 	a.p.render(ctx, w, http.StatusOK, "signin", pageData{Title: "Sign in", Action: accountPath + "/sign-in", Next: next, CSRF: a.p.csrf(sess)})
 	return sess, domain.User{}, false
 }
@@ -169,19 +169,25 @@ func (a account) notFound(ctx context.Context, w http.ResponseWriter) {
 }
 
 // validPost checks a form's CSRF token against the session; a mismatch
-// answers 403 with a fresh session.
+// answers 403 and changes nothing, the session included.
 func (a account) validPost(w http.ResponseWriter, r *http.Request, sess browserSession) bool {
-	if err := r.ParseForm(); err == nil && hmac.Equal([]byte(r.PostForm.Get("csrf_token")), []byte(a.p.csrf(sess))) {
+	if err := r.ParseForm(); err == nil && a.p.validToken(r, sess) {
 		return true
 	}
-	a.p.writeSession(w, browserSession{SID: newSID()})
 	a.p.render(r.Context(), w, http.StatusForbidden, "account_error", pageData{Title: "Session expired", Error: "Your session expired. Open the connected apps page again."})
 	return false
 }
 
 // signIn is POST /account/sign-in.
 func (a account) signIn(w http.ResponseWriter, r *http.Request) {
-	sess, ok := a.p.readSession(r)
+	if a.p.refuseCrossSite(w, r) {
+		return
+	}
+	sess, present, err := a.p.readSession(r)
+	if err != nil {
+		a.p.unavailable(r.Context(), w, "read session", err)
+		return
+	}
 	if err := r.ParseForm(); err != nil {
 		a.p.fail(r.Context(), w, http.StatusBadRequest, "Invalid request", "The request could not be read.")
 		return
@@ -191,22 +197,51 @@ func (a account) signIn(w http.ResponseWriter, r *http.Request) {
 		next = accountPath
 	}
 	d := pageData{Title: "Sign in", Action: accountPath + "/sign-in", Next: next}
-	if !ok || !hmac.Equal([]byte(r.PostForm.Get("csrf_token")), []byte(a.p.csrf(sess))) {
+	if !present {
 		sess = browserSession{SID: newSID()}
 		a.p.writeSession(w, sess)
-		d.CSRF = a.p.csrf(sess)
+	}
+	d.CSRF = a.p.csrf(sess)
+	if !present || !a.p.validToken(r, sess) {
+		// The session stays as it was: a forged post signs nobody out.
 		d.Error = "Your session expired. Please sign in again."
 		a.p.render(r.Context(), w, http.StatusForbidden, "signin", d)
 		return
 	}
-	d.CSRF = a.p.csrf(sess)
-	a.p.signIn(r.Context(), w, r, sess, d, next)
+	a.p.signIn(r.Context(), w, r, d, next)
 }
 
-// signOut is POST /account/sign-out.
+// signOut is POST /account/sign-out: it ends this browser's session.
 func (a account) signOut(w http.ResponseWriter, r *http.Request) {
-	sess, _ := a.p.readSession(r)
+	a.endSessions(w, r, false)
+}
+
+// signOutEverywhere is POST /account/sign-out-everywhere: it ends every
+// session of the signed-in user, on every device.
+func (a account) signOutEverywhere(w http.ResponseWriter, r *http.Request) {
+	a.endSessions(w, r, true)
+}
+
+func (a account) endSessions(w http.ResponseWriter, r *http.Request, everywhere bool) {
+	if a.p.refuseCrossSite(w, r) {
+		return
+	}
+	ctx := r.Context()
+	sess, _, err := a.p.readSession(r)
+	if err != nil {
+		a.p.unavailable(ctx, w, "read session", err)
+		return
+	}
 	if !a.validPost(w, r, sess) {
+		return
+	}
+	if everywhere && sess.UserID != "" {
+		_, err = a.p.repo.EndUserSessions(ctx, sess.UserID)
+	} else {
+		err = a.p.repo.EndSession(ctx, sidHash(sess.SID))
+	}
+	if err != nil {
+		a.p.unavailable(ctx, w, "end sessions", err)
 		return
 	}
 	a.p.writeSession(w, browserSession{SID: newSID()})
@@ -313,7 +348,7 @@ func (n appNames) user(ctx context.Context, repo domain.Repository, id string) (
 // reaches nothing of theirs (or does not exist), so a guessed id tells
 // nothing.
 func connectedApp(ctx context.Context, repo domain.Repository, reach domain.Reach, grantID string, names appNames) (domain.ConnectedApp, error) {
-	if _, err := uuid.Parse(grantID); err != nil {
+	if !domain.CanonicalID(grantID) {
 		return domain.ConnectedApp{}, domain.ErrNotFound
 	}
 	cov, err := repo.Coverage(ctx, grantID)
@@ -385,6 +420,9 @@ func (a account) confirm(w http.ResponseWriter, r *http.Request, grantID string)
 // lifetime), unless the grant also covers what the user does not own or
 // administer.
 func (a account) revoke(w http.ResponseWriter, r *http.Request, grantID string) {
+	if a.p.refuseCrossSite(w, r) {
+		return
+	}
 	sess, _, app, ok := a.load(w, r, grantID)
 	if !ok || !a.validPost(w, r, sess) {
 		return
@@ -409,6 +447,9 @@ func (a account) revoke(w http.ResponseWriter, r *http.Request, grantID string) 
 // lifetime. An organization the grant does not name or the viewer does not
 // administer is 404, like a grant beyond reach.
 func (a account) approveNew(w http.ResponseWriter, r *http.Request, grantID string) {
+	if a.p.refuseCrossSite(w, r) {
+		return
+	}
 	sess, reach, _, ok := a.load(w, r, grantID)
 	if !ok || !a.validPost(w, r, sess) {
 		return

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -157,6 +156,9 @@ func (a admin) setClientStatus(status string) fiber.Handler {
 }
 
 func (a admin) listGrants(c *fiber.Ctx) error {
+	if u := c.Query("userId"); u != "" && !domain.CanonicalID(u) {
+		return domain.Invalid("userId: must be a UUID in lower case, as ids are shown")
+	}
 	l, err := a.repo.Grants(c.UserContext(), c.Query("clientId"), c.Query("userId"))
 	if err != nil {
 		return err
@@ -165,6 +167,9 @@ func (a admin) listGrants(c *fiber.Ctx) error {
 }
 
 func (a admin) getGrant(c *fiber.Ctx) error {
+	if !domain.CanonicalID(c.Params("grantId")) {
+		return httpx.NotFound()
+	}
 	g, err := loadGrantView(c.UserContext(), a.repo, c.Params("grantId"))
 	if err != nil {
 		return err
@@ -173,11 +178,29 @@ func (a admin) getGrant(c *fiber.Ctx) error {
 }
 
 func (a admin) revokeGrant(c *fiber.Ctx) error {
+	if !domain.CanonicalID(c.Params("grantId")) {
+		return httpx.NotFound()
+	}
 	g, err := a.repo.RevokeGrant(c.UserContext(), c.Params("grantId"), contracts.RevokedByOperator)
 	if err != nil {
 		return err
 	}
 	return httpx.Data(c, g)
+}
+
+// endUserSessions is DELETE /admin/v1/users/{userId}/sessions: the user is
+// signed out of the pages on every device at once; the answer says how
+// many sessions ended. A user who does not exist has none.
+func (a admin) endUserSessions(c *fiber.Ctx) error {
+	id := c.Params("userId")
+	if !domain.CanonicalID(id) {
+		return httpx.NotFound()
+	}
+	n, err := a.repo.EndUserSessions(c.UserContext(), id)
+	if err != nil {
+		return err
+	}
+	return httpx.Data(c, fiber.Map{"userId": id, "endedSessions": n})
 }
 
 func (a admin) listKeys(c *fiber.Ctx) error {
@@ -229,18 +252,18 @@ func (a admin) listConnectedApps(c *fiber.Ctx) error {
 	case (userID == "") == (restaurantID == ""):
 		return domain.Invalid("give exactly one of userId and restaurantId")
 	case userID != "":
-		if _, err := uuid.Parse(userID); err != nil {
-			return domain.Invalid("userId: must be a UUID")
+		if !domain.CanonicalID(userID) {
+			return domain.Invalid("userId: must be a UUID in lower case, as ids are shown")
 		}
 		var err error
 		if reach, err = a.repo.Reach(ctx, userID); err != nil {
 			return err
 		}
 	default:
-		if _, err := uuid.Parse(restaurantID); err != nil {
-			return domain.Invalid("restaurantId: must be a UUID")
+		if !domain.CanonicalID(restaurantID) {
+			return domain.Invalid("restaurantId: must be a UUID in lower case, as ids are shown")
 		}
-		reach = domain.Reach{Restaurants: map[string]bool{strings.ToLower(restaurantID): true}, Organizations: map[string]bool{}}
+		reach = domain.Reach{Restaurants: map[string]bool{restaurantID: true}, Organizations: map[string]bool{}}
 	}
 	apps, _, err := connectedApps(ctx, a.repo, reach)
 	if err != nil {

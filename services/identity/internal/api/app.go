@@ -14,7 +14,6 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/adaptor"
-	"github.com/google/uuid"
 
 	"partnerapi.dev/pkg/httpx"
 	"partnerapi.dev/pkg/internalctx"
@@ -33,6 +32,10 @@ type Deps struct {
 	Secret   []byte
 	Secure   bool
 	GrantTTL time.Duration
+	// PublicOrigin is the public base URL's scheme and host: the Origin
+	// the pages' forms are posted from.
+	PublicOrigin string
+	Sessions     SessionSettings
 	// ListCap bounds the lists in partner answers (DefaultListCap when
 	// nil); a pointer so tests can lower it on a running service.
 	ListCap *int
@@ -54,10 +57,9 @@ const DefaultListCap = 500
 // New builds the public application: the OAuth endpoints and pages, partner
 // operations and the gateway's internal API. The admin API is not on it.
 func New(d Deps) *fiber.App {
-	pages := newPages(d.OAuth, d.Repo, d.Secret, d.Secure, d.GrantTTL)
-	pages.activity = d.Activity
+	pages := newPages(d)
 	o := oauthEndpoints{srv: d.OAuth, repo: d.Repo}
-	return httpx.New(httpx.Options{Name: "identity", Ready: d.Ready}, func(r fiber.Router) {
+	return httpx.New(httpx.Options{Name: "identity", Ready: d.Ready, Polled: []string{contracts.GrantChangesPath}}, func(r fiber.Router) {
 		r.Get("/.well-known/oauth-authorization-server", mount(o.metadata))
 		r.Get("/oauth2/jwks", mount(o.jwks))
 		r.Get("/oauth2/authorize", mount(pages.ServeHTTP))
@@ -70,6 +72,7 @@ func New(d Deps) *fiber.App {
 		r.Get(accountPath, mount(acct.list))
 		r.Post(accountPath+"/sign-in", mount(acct.signIn))
 		r.Post(accountPath+"/sign-out", mount(acct.signOut))
+		r.Post(accountPath+"/sign-out-everywhere", mount(acct.signOutEverywhere))
 		r.Get(accountPath+"/authorizations/:grantId", withGrant(acct.confirm))
 		r.Post(accountPath+"/authorizations/:grantId/revoke", withGrant(acct.revoke))
 		r.Post(accountPath+"/authorizations/:grantId/approve-new", withGrant(acct.approveNew))
@@ -84,6 +87,7 @@ func New(d Deps) *fiber.App {
 		v1.Get("/organizations", p.organizations)
 		r.Post(contracts.GrantUsePath, internalctx.Require(d.Keyring), p.grantUse)
 		r.Get("/internal/v1/grants/:grantId", internalctx.Require(d.Keyring), p.internalGrant)
+		r.Get(contracts.GrantChangesPath, internalctx.Require(d.Keyring), p.grantChanges)
 	})
 }
 
@@ -102,6 +106,7 @@ func Internal(d Deps) *fiber.App {
 		g.Get("/restaurants", a.listRestaurants)
 		g.Post("/restaurants", a.createRestaurant)
 		g.Get("/users", a.listUsers)
+		g.Delete("/users/:userId/sessions", a.endUserSessions)
 		g.Get("/memberships", a.listMemberships)
 		g.Post("/memberships", a.createMembership)
 		g.Get("/clients", a.listClients)
@@ -201,7 +206,7 @@ func (p partner) internalGrant(c *fiber.Ctx) error {
 	if ic := internalctx.From(c); ic.GrantID != "" && ic.GrantID != id {
 		return httpx.NotFound()
 	}
-	if _, err := uuid.Parse(id); err != nil {
+	if !domain.CanonicalID(id) {
 		return httpx.NotFound()
 	}
 	g, err := loadGrantView(c.UserContext(), p.repo, id)
@@ -210,6 +215,30 @@ func (p partner) internalGrant(c *fiber.Ctx) error {
 	}
 	c.Set(fiber.HeaderCacheControl, "no-store")
 	return c.JSON(g)
+}
+
+// maxGrantChanges bounds one answer of grantChanges: more, and the
+// follower drops its whole cache instead.
+const maxGrantChanges = 1000
+
+// grantChanges lists the changes that can narrow what grants allow, for
+// the gateway and the events service to drop what they cached
+// (contracts.GrantChangesPath).
+func (p partner) grantChanges(c *fiber.Ctx) error {
+	var since time.Time
+	if v := c.Query("since"); v != "" {
+		t, err := time.Parse(time.RFC3339Nano, v)
+		if err != nil {
+			return domain.Invalid("since: must be an RFC 3339 time, the now of the previous answer")
+		}
+		since = t
+	}
+	ans, err := p.repo.GrantChanges(c.UserContext(), since, contracts.GrantChangesOverlap, maxGrantChanges)
+	if err != nil {
+		return err
+	}
+	c.Set(fiber.HeaderCacheControl, "no-store")
+	return c.JSON(ans)
 }
 
 // grantUse takes the gateway's record of use (contracts.GrantUses).

@@ -6,12 +6,13 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
-	"encoding/json"
+	"encoding/hex"
 	"errors"
 	"html/template"
 	"log/slog"
 	"net/http"
 	"net/url"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -31,16 +32,24 @@ const (
 	MaxSignInFailures = 5
 	SignInWindow      = 15 * time.Minute
 	sessionCookie     = "identity_session"
-	sessionTTL        = 30 * time.Minute
 	// consentTTL is how long a consent page can be answered.
 	consentTTL = 10 * time.Minute
 )
 
-// browserSession is the signed cookie of the sign-in and consent pages.
+// browserSession is the visitor of the sign-in, consent and connected-apps
+// pages. The cookie holds only SID, a random id: it keys the CSRF and
+// consent tokens, and, once the visitor signs in, a browser_sessions row
+// (by its hash) that names the user. A cookie whose row has ended is an
+// anonymous visitor's.
 type browserSession struct {
-	SID     string `json:"sid"`
-	UserID  string `json:"uid,omitempty"`
-	Expires int64  `json:"exp"`
+	SID    string
+	UserID string
+}
+
+// SessionSettings are the signed-in session's lifetimes: Idle since the
+// last page, Max since sign-in.
+type SessionSettings struct {
+	Idle, Max time.Duration
 }
 
 // Pages serves GET/POST /oauth2/authorize: sign-in, consent, and the
@@ -51,14 +60,19 @@ type Pages struct {
 	key      []byte
 	secure   bool
 	grantTTL time.Duration
+	sessions SessionSettings
+	// origin is the public base URL's scheme and host: the only Origin a
+	// form post may come from.
+	origin string
 	// activity asks the events service for the connected-apps page (nil:
 	// not configured).
 	activity ActivitySource
 }
 
-func newPages(srv *oauth.Server, repo domain.Repository, secret []byte, secure bool, grantTTL time.Duration) *Pages {
-	k := sha256.Sum256(append([]byte("identity.browser-session."), secret...))
-	return &Pages{srv: srv, repo: repo, key: k[:], secure: secure, grantTTL: grantTTL}
+func newPages(d Deps) *Pages {
+	k := sha256.Sum256(append([]byte("identity.browser-session."), d.Secret...))
+	return &Pages{srv: d.OAuth, repo: d.Repo, key: k[:], secure: d.Secure, grantTTL: d.GrantTTL, sessions: d.Sessions,
+		origin: d.PublicOrigin, activity: d.Activity}
 }
 
 func (p *Pages) sign(b []byte) string {
@@ -67,45 +81,106 @@ func (p *Pages) sign(b []byte) string {
 	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
 }
 
-func (p *Pages) readSession(r *http.Request) (browserSession, bool) {
-	c, err := r.Cookie(sessionCookie)
-	if err != nil {
-		return browserSession{}, false
-	}
-	body, sig, ok := strings.Cut(c.Value, ".")
-	if !ok {
-		return browserSession{}, false
-	}
-	raw, err := base64.RawURLEncoding.DecodeString(body)
-	if err != nil || !hmac.Equal([]byte(sig), []byte(p.sign(raw))) {
-		return browserSession{}, false
-	}
-	var s browserSession
-	if json.Unmarshal(raw, &s) != nil || time.Now().Unix() > s.Expires || s.SID == "" {
-		return browserSession{}, false
-	}
-	return s, true
+// sidBytes is the size of a session id; sidLen its length in the cookie.
+const (
+	sidBytes = 32
+	sidLen   = 43
+)
+
+func newSID() string {
+	b := make([]byte, sidBytes)
+	_, _ = rand.Read(b)
+	return base64.RawURLEncoding.EncodeToString(b)
 }
 
+func sidHash(sid string) string {
+	h := sha256.Sum256([]byte(sid))
+	return hex.EncodeToString(h[:])
+}
+
+// readSession returns the request's session: present tells whether it
+// carried a well-formed session cookie; UserID is set when the cookie names
+// a live signed-in session, whose idle lifetime then starts again. err is
+// the store's failure.
+func (p *Pages) readSession(r *http.Request) (s browserSession, present bool, err error) {
+	c, cerr := r.Cookie(sessionCookie)
+	if cerr != nil || len(c.Value) != sidLen {
+		return browserSession{}, false, nil
+	}
+	if _, derr := base64.RawURLEncoding.DecodeString(c.Value); derr != nil {
+		return browserSession{}, false, nil
+	}
+	s.SID = c.Value
+	s.UserID, err = p.repo.TouchSession(r.Context(), sidHash(s.SID), p.sessions.Idle)
+	if errors.Is(err, domain.ErrNotFound) {
+		return s, true, nil
+	}
+	return s, true, err
+}
+
+// writeSession sets the cookie of s. It lives as long as a signed-in
+// session may; the server ends it sooner.
 func (p *Pages) writeSession(w http.ResponseWriter, s browserSession) {
-	s.Expires = time.Now().Add(sessionTTL).Unix()
-	raw, _ := json.Marshal(s)
 	http.SetCookie(w, &http.Cookie{ //nolint:gosec // Secure is set whenever the public base URL is https
-		Name: sessionCookie, Value: base64.RawURLEncoding.EncodeToString(raw) + "." + p.sign(raw),
-		Path: "/", HttpOnly: true, Secure: p.secure, SameSite: http.SameSiteLaxMode, MaxAge: int(sessionTTL.Seconds()),
+		Name: sessionCookie, Value: s.SID,
+		Path: "/", HttpOnly: true, Secure: p.secure, SameSite: http.SameSiteLaxMode, MaxAge: int(p.sessions.Max.Seconds()),
 	})
 	// A cookie of the old path (/oauth2/) would be sent first and shadow
 	// this one until it expired, so it is removed.
 	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Path: "/oauth2/", HttpOnly: true, Secure: p.secure, SameSite: http.SameSiteLaxMode, MaxAge: -1}) //nolint:gosec // as above
 }
 
+// startSession signs userID in under a new session id (so a planted cookie
+// cannot be promoted) and sets its cookie.
+func (p *Pages) startSession(ctx context.Context, w http.ResponseWriter, userID string) error {
+	s := browserSession{SID: newSID(), UserID: userID}
+	if err := p.repo.StartSession(ctx, sidHash(s.SID), userID, p.sessions.Idle, p.sessions.Max); err != nil {
+		return err
+	}
+	p.writeSession(w, s)
+	return nil
+}
+
 // csrf is bound to the session id, so a token from another session fails.
 func (p *Pages) csrf(s browserSession) string { return p.sign([]byte("csrf:" + s.SID)) }
 
-func newSID() string {
-	b := make([]byte, 18)
-	_, _ = rand.Read(b)
-	return base64.RawURLEncoding.EncodeToString(b)
+// validToken checks a parsed form's CSRF token against the session.
+func (p *Pages) validToken(r *http.Request, s browserSession) bool {
+	return s.SID != "" && hmac.Equal([]byte(r.PostForm.Get("csrf_token")), []byte(p.csrf(s)))
+}
+
+// crossSite tells whether a form post comes from another site: the
+// browser says so (Sec-Fetch-Site, sent by every current browser), or,
+// from a browser that does not, its Origin, or without one its Referer,
+// is not the public origin. Checked before the CSRF token, as defence in
+// depth; a request from a non-browser client carries none of them and is
+// judged by the token alone. (The pages' Referrer-Policy is same-origin:
+// under no-referrer a browser would send its own forms with Origin: null.)
+func (p *Pages) crossSite(r *http.Request) bool {
+	switch r.Header.Get("Sec-Fetch-Site") {
+	case "same-origin", "none":
+		return false
+	case "":
+	default:
+		return true
+	}
+	if o := r.Header.Get("Origin"); o != "" {
+		return o != p.origin
+	}
+	if ref := r.Header.Get("Referer"); ref != "" {
+		return ref != p.origin && !strings.HasPrefix(ref, p.origin+"/")
+	}
+	return false
+}
+
+// refuseCrossSite answers a cross-site post with 403 and changes nothing,
+// the visitor's session included.
+func (p *Pages) refuseCrossSite(w http.ResponseWriter, r *http.Request) bool {
+	if !p.crossSite(r) {
+		return false
+	}
+	p.fail(r.Context(), w, http.StatusForbidden, "Request refused", "This form was sent from another site. Open the page again and send it from there.")
+	return true
 }
 
 // authorizeParams are carried in the form action, so the POSTs of the pages
@@ -133,11 +208,37 @@ type pageData struct {
 	Scopes              []scopeLine
 	Restaurants         []domain.RestaurantOption
 	Organizations       []domain.OrganizationOption
+	// OrganizationsWithheld: the user manages organizations, but the app
+	// did not ask for the scope an organization approval needs.
+	OrganizationsWithheld bool
 	CSS                 template.CSS
 	// Apps and App are the connected-apps pages' content.
 	Apps   []appView
 	App    *appView
 	Notice string
+	// formTarget is where, besides this service, the page's form may end
+	// up: the consent page's redirect back to the partner.
+	formTarget string
+}
+
+// cspSource is a redirect URI as a Content-Security-Policy source: its
+// origin, or its scheme alone for an app's own scheme (com.example:/cb);
+// "" when it cannot be written as one.
+var cspSource = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]*:(//[A-Za-z0-9.\-]+(:[0-9]+)?|\[[0-9A-Fa-f:.]+\](:[0-9]+)?)?`)
+
+func formTarget(redirectURI string) string {
+	u, err := url.Parse(redirectURI)
+	if err != nil || u.Scheme == "" {
+		return ""
+	}
+	src := u.Scheme + ":"
+	if u.Host != "" {
+		src += "//" + u.Host
+	}
+	if cspSource.FindString(src) != src {
+		return ""
+	}
+	return src
 }
 
 func (p *Pages) render(ctx context.Context, w http.ResponseWriter, status int, name string, d pageData) {
@@ -145,8 +246,13 @@ func (p *Pages) render(ctx context.Context, w http.ResponseWriter, status int, n
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("X-Frame-Options", "DENY")
-	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; form-action 'self' *; frame-ancestors 'none'")
-	w.Header().Set("Referrer-Policy", "no-referrer")
+	formAction := "'self'"
+	if d.formTarget != "" {
+		formAction += " " + d.formTarget
+	}
+	w.Header().Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; form-action "+formAction+"; base-uri 'none'; frame-ancestors 'none'")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.Header().Set("Referrer-Policy", "same-origin")
 	w.WriteHeader(status)
 	if err := web.Templates.ExecuteTemplate(w, name, d); err != nil {
 		slog.ErrorContext(ctx, "render page", "page", name, "error", err)
@@ -155,6 +261,12 @@ func (p *Pages) render(ctx context.Context, w http.ResponseWriter, status int, n
 
 func (p *Pages) fail(ctx context.Context, w http.ResponseWriter, status int, title, msg string) {
 	p.render(ctx, w, status, "error", pageData{Title: title, Error: msg})
+}
+
+// unavailable answers 503 for a store that failed at what.
+func (p *Pages) unavailable(ctx context.Context, w http.ResponseWriter, what string, err error) {
+	slog.WarnContext(ctx, what, "error", err)
+	p.fail(ctx, w, http.StatusServiceUnavailable, "Try again later", "The service is temporarily unavailable.")
 }
 
 // ServeHTTP is /oauth2/authorize.
@@ -169,6 +281,9 @@ func (p *Pages) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p.fail(r.Context(), w, http.StatusBadRequest, "Invalid request", "The request could not be read.")
 		return
 	}
+	if r.Method == http.MethodPost && p.refuseCrossSite(w, r) {
+		return
+	}
 	if r.Method == http.MethodPost && r.PostForm.Get("action") == "consent" {
 		p.decide(ctx, w, r)
 		return
@@ -177,27 +292,29 @@ func (p *Pages) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	sess, ok := p.readSession(r)
-	if !ok {
+	sess, present, err := p.readSession(r)
+	if err != nil {
+		p.unavailable(ctx, w, "read session", err)
+		return
+	}
+	if !present {
 		sess = browserSession{SID: newSID()}
+		p.writeSession(w, sess)
 	}
 	d := pageData{Title: "Sign in", ClientName: client.Name, Action: actionURL(r.Form), CSRF: p.csrf(sess)}
 
 	if r.Method == http.MethodPost {
-		if !ok || !hmac.Equal([]byte(r.PostForm.Get("csrf_token")), []byte(p.csrf(sess))) {
-			sess = browserSession{SID: newSID()}
-			p.writeSession(w, sess)
-			d.CSRF = p.csrf(sess)
+		if !present || !p.validToken(r, sess) {
+			// The session stays as it was: a forged post signs nobody out.
 			d.Error = "Your session expired. Please sign in again."
 			p.render(r.Context(), w, http.StatusForbidden, "signin", d)
 			return
 		}
 		if r.PostForm.Get("action") == "signin" {
-			p.signIn(ctx, w, r, sess, d, d.Action)
+			p.signIn(ctx, w, r, d, d.Action)
 			return
 		}
 	}
-	p.writeSession(w, sess)
 	if sess.UserID == "" {
 		p.render(r.Context(), w, http.StatusOK, "signin", d)
 		return
@@ -242,7 +359,7 @@ func (p *Pages) authorizeRequest(ctx context.Context, w http.ResponseWriter, r *
 
 // signIn checks the form's email and password and, when they are right,
 // starts a signed-in session and sends the browser to next.
-func (p *Pages) signIn(ctx context.Context, w http.ResponseWriter, r *http.Request, sess browserSession, d pageData, next string) {
+func (p *Pages) signIn(ctx context.Context, w http.ResponseWriter, r *http.Request, d pageData, next string) {
 	email := strings.TrimSpace(r.PostForm.Get("email"))
 	pw := r.PostForm.Get("password")
 	d.Email = email
@@ -258,7 +375,6 @@ func (p *Pages) signIn(ctx context.Context, w http.ResponseWriter, r *http.Reque
 		// Refused without a password check: the answer is the same
 		// whether the account exists, and refusing costs no hash.
 		_ = st.ForgetSignInAttempt(ctx, attempt)
-		p.writeSession(w, sess)
 		d.Error = "Too many failed sign-in attempts for this email. Wait 15 minutes and try again."
 		p.render(ctx, w, http.StatusTooManyRequests, "signin", d)
 		return
@@ -275,14 +391,15 @@ func (p *Pages) signIn(ctx context.Context, w http.ResponseWriter, r *http.Reque
 		return
 	}
 	if !good {
-		p.writeSession(w, sess)
 		d.Error = "The email or password is not correct."
 		p.render(ctx, w, http.StatusUnauthorized, "signin", d)
 		return
 	}
 	_ = st.ClearSignInFailures(ctx, email)
-	// A new session id on sign-in, so a planted cookie cannot be promoted.
-	p.writeSession(w, browserSession{SID: newSID(), UserID: u.ID})
+	if err := p.startSession(ctx, w, u.ID); err != nil {
+		p.unavailable(ctx, w, "start session", err)
+		return
+	}
 	http.Redirect(w, r, next, http.StatusSeeOther) //nolint:gosec // G710: next is this service's own path: the authorize action or an accountNext match
 }
 
@@ -302,9 +419,12 @@ func (p *Pages) requestedScopes(ar fosite.AuthorizeRequester, client domain.Part
 
 func (p *Pages) showConsent(ctx context.Context, w http.ResponseWriter, ar fosite.AuthorizeRequester, sess browserSession, client domain.PartnerClient, d pageData, msg string, status int) {
 	u, err := p.repo.UserByID(ctx, sess.UserID)
-	if err != nil {
-		p.writeSession(w, browserSession{SID: newSID()})
+	if errors.Is(err, domain.ErrNotFound) {
 		p.render(ctx, w, http.StatusOK, "signin", d)
+		return
+	}
+	if err != nil {
+		p.unavailable(ctx, w, "load user", err)
 		return
 	}
 	opts, err := p.repo.ConsentOptions(ctx, u.ID)
@@ -320,6 +440,12 @@ func (p *Pages) showConsent(ctx context.Context, w http.ResponseWriter, ar fosit
 	rec := domain.ConsentRequest{ID: newConsentID(), SessionHash: p.consentKey(sess), UserID: u.ID, ClientID: client.ClientID,
 		Params: map[string]string{}, Scopes: p.requestedScopes(ar, client), RestaurantIDs: []string{}, OrganizationIDs: []string{},
 		ExpiresAt: time.Now().Add(consentTTL)}
+	// Every call under an organization approval needs the organization
+	// scope: without it the approval would work for nothing, so it is not
+	// offered.
+	if !slices.Contains(rec.Scopes, contracts.ScopeOrganizationRead) && len(opts.Organizations) > 0 {
+		opts.Organizations, d.Organizations, d.OrganizationsWithheld = nil, nil, true
+	}
 	for _, k := range authorizeParams {
 		if v := ar.GetRequestForm().Get(k); v != "" {
 			rec.Params[k] = v
@@ -339,6 +465,7 @@ func (p *Pages) showConsent(ctx context.Context, w http.ResponseWriter, ar fosit
 	// The form names only the recorded request: what it approves cannot be
 	// changed by editing the form or its action.
 	d.Action, d.ConsentID = "/oauth2/authorize", rec.ID
+	d.formTarget = formTarget(ar.GetRedirectURI().String())
 	for _, s := range rec.Scopes {
 		d.Scopes = append(d.Scopes, scopeLine{Name: s, Words: domain.ScopeWords(s)})
 	}
@@ -358,9 +485,12 @@ func (p *Pages) consentKey(s browserSession) string { return p.sign([]byte("cons
 // showed (once, in the same signed-in session) and approves or denies
 // exactly that request.
 func (p *Pages) decide(ctx context.Context, w http.ResponseWriter, r *http.Request) {
-	sess, ok := p.readSession(r)
-	if !ok || sess.UserID == "" || !hmac.Equal([]byte(r.PostForm.Get("csrf_token")), []byte(p.csrf(sess))) {
-		p.writeSession(w, browserSession{SID: newSID()})
+	sess, _, err := p.readSession(r)
+	if err != nil {
+		p.unavailable(ctx, w, "read session", err)
+		return
+	}
+	if sess.UserID == "" || !p.validToken(r, sess) {
 		p.fail(ctx, w, http.StatusForbidden, "Session expired", "Your session expired. Start again from the partner's application.")
 		return
 	}
@@ -432,7 +562,7 @@ func (p *Pages) consent(ctx context.Context, w http.ResponseWriter, r *http.Requ
 		p.srv.WriteAuthorizeError(ctx, w, ar, fosite.ErrInvalidScope.WithHint("None of the requested scopes can be approved for this choice."))
 		return
 	}
-	grantID, err := p.repo.CreateGrant(ctx, g)
+	grantID, scopes, err := p.repo.CreateGrant(ctx, g)
 	var ve *domain.ValidationError
 	if errors.As(err, &ve) {
 		p.showConsent(ctx, w, ar, sess, client, d, "Choose only restaurants you own or organizations you manage.", http.StatusBadRequest)
@@ -443,7 +573,10 @@ func (p *Pages) consent(ctx context.Context, w http.ResponseWriter, r *http.Requ
 		p.srv.WriteAuthorizeError(ctx, w, ar, fosite.ErrServerError)
 		return
 	}
-	for _, s := range g.Scopes {
+	// An approval again of the same restaurant or organizations extends
+	// the grant: the token carries every scope it now has (as the token
+	// answer's scope says), the client still being allowed them.
+	for _, s := range domain.ApprovedScopes(scopes, client.AllowedScopes, g.Boundary) {
 		ar.GrantScope(s)
 	}
 	session := oauth.NewSession()

@@ -27,6 +27,10 @@ type Config struct {
 	AccessTokenTTL          time.Duration    `env:"ACCESS_TOKEN_TTL, default=15m"`
 	RefreshTokenTTL         time.Duration    `env:"REFRESH_TOKEN_TTL, default=720h"`
 	GrantTTL                time.Duration    `env:"GRANT_TTL, default=8760h"`
+	// A signed-in page session ends after SESSION_IDLE_TIMEOUT without a
+	// page, and SESSION_MAX_AGE after sign-in in any case.
+	SessionIdleTimeout time.Duration `env:"SESSION_IDLE_TIMEOUT, default=30m"`
+	SessionMaxAge      time.Duration `env:"SESSION_MAX_AGE, default=12h"`
 	// Events is the events service (optional): asked for each app's recent
 	// changes and webhook hosts on the connected-apps page, and sent the
 	// authorization.revoked events of the outbox (EVENTS_TOKEN).
@@ -60,6 +64,9 @@ func (c *Config) Validate() error {
 	if c.AccessTokenTTL <= 0 || c.RefreshTokenTTL <= 0 || c.GrantTTL <= 0 {
 		errs = append(errs, errors.New("ACCESS_TOKEN_TTL, REFRESH_TOKEN_TTL and GRANT_TTL must be positive durations"))
 	}
+	if c.SessionIdleTimeout < time.Minute || c.SessionMaxAge < c.SessionIdleTimeout {
+		errs = append(errs, errors.New("SESSION_IDLE_TIMEOUT must be at least 1m, and SESSION_MAX_AGE at least SESSION_IDLE_TIMEOUT"))
+	}
 	return errors.Join(errs...)
 }
 
@@ -82,6 +89,15 @@ func (c *Config) EncryptionKey() ([]byte, error) {
 
 // Addrs are the public and internal listen addresses.
 func (c *Config) Addrs() (string, string) { return c.HTTPAddr, c.InternalHTTPAddr }
+
+// PublicOrigin is the public base URL's scheme and host.
+func (c *Config) PublicOrigin() string {
+	u, err := url.Parse(c.PublicBaseURL)
+	if err != nil {
+		return ""
+	}
+	return u.Scheme + "://" + u.Host
+}
 
 // Secure reports whether cookies must be marked Secure.
 func (c *Config) Secure() bool { return strings.HasPrefix(c.PublicBaseURL, "https://") }

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
+
 	"partnerapi.dev/pkg/fault"
 	"partnerapi.dev/services/contracts"
 )
@@ -161,4 +163,12 @@ type GrantRequest struct {
 	RestaurantID    string
 	OrganizationIDs []string
 	ExpiresAt       time.Time
+}
+
+// CanonicalID reports whether s is a UUID spelled the one way ids are
+// stored and shown: lower-case hexadecimal in 8-4-4-4-12 groups. Any other
+// spelling (upper case, braces, urn:uuid:, no dashes) names nothing.
+func CanonicalID(s string) bool {
+	u, err := uuid.Parse(s)
+	return err == nil && u.String() == s
 }

@@ -12,8 +12,24 @@ import (
 // fosite's own interfaces and lives with the store.
 type Repository interface {
 	Directory
+	Sessions
 	Clients
 	Grants
+}
+
+// Sessions are the signed-in browser sessions of the pages, by the SHA-256
+// of the cookie's id in hexadecimal.
+type Sessions interface {
+	// StartSession records a session of userID that ends after idle
+	// without a page, or max after it started.
+	StartSession(ctx context.Context, idHash string, userID string, idle, max time.Duration) error
+	// TouchSession returns the user of a live session and starts its idle
+	// lifetime again; ErrNotFound when it ended or never was.
+	TouchSession(ctx context.Context, idHash string, idle time.Duration) (userID string, err error)
+	EndSession(ctx context.Context, idHash string) error
+	// EndUserSessions ends every session of a user and answers how many
+	// there were.
+	EndUserSessions(ctx context.Context, userID string) (int64, error)
 }
 
 // Directory is the people and places: import, sign-in and the operator's
@@ -58,7 +74,10 @@ type Grants interface {
 	// TakeConsentRequest removes and returns a consent request once, or
 	// ErrNotFound.
 	TakeConsentRequest(ctx context.Context, id, sessionHash, userID string) (ConsentRequest, error)
-	CreateGrant(ctx context.Context, g GrantRequest) (string, error)
+	// CreateGrant records an approval, or extends the user's active
+	// approval of the client for the same restaurant or organizations (its
+	// scopes become the union); it returns the grant's id and scopes.
+	CreateGrant(ctx context.Context, g GrantRequest) (id string, scopes []string, err error)
 	// Grant returns a grant and its client's status.
 	Grant(ctx context.Context, id string) (Grant, string, error)
 	Grants(ctx context.Context, clientID, userID string) ([]Grant, error)
@@ -83,7 +102,14 @@ type Grants interface {
 	// grants whose approval named one of the reach's restaurants or
 	// organizations: the candidates Reach.Sees decides on.
 	GrantsTouching(ctx context.Context, r Reach, limit int) ([]string, error)
+	// GrantChanges lists, up to limit, the changes written after
+	// since-overlap (none when since is zero), with the database's clock
+	// now; Reset when there are more.
+	GrantChanges(ctx context.Context, since time.Time, overlap time.Duration, limit int) (GrantChanges, error)
 }
+
+// GrantChanges are the changes that can narrow what grants allow.
+type GrantChanges = contracts.GrantChanges
 
 // NewClient is an operator's registration of a partner client, and
 // ClientUpdate a change to it (nil fields stay): the admin API's bodies.

@@ -62,7 +62,8 @@ func Build(ctx context.Context, cfg config.Config, db *database.DB, metrics http
 	listCap := api.DefaultListCap
 	deps := api.Deps{
 		Repo: st, ListCap: &listCap, OAuth: srv, Keyring: keyring, AdminToken: cfg.AdminToken.Reveal(),
-		Secret: encKey, Secure: cfg.Secure(), GrantTTL: cfg.GrantTTL,
+		Secret: encKey, Secure: cfg.Secure(), GrantTTL: cfg.GrantTTL, PublicOrigin: cfg.PublicOrigin(),
+		Sessions: api.SessionSettings{Idle: cfg.SessionIdleTimeout, Max: cfg.SessionMaxAge},
 		Ready:   []httpx.Check{{Name: "database", Fn: db.Ping}},
 		Metrics: metrics,
 	}

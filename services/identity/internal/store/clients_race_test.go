@@ -68,7 +68,7 @@ func TestGrantWaitsForTheClientsSuspension(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() {
-		_, err := st.CreateGrant(ctx, domain.GrantRequest{ClientID: "pc-consent", UserID: user, Scopes: []string{contracts.ScopeOrdersRead},
+		_, _, err := st.CreateGrant(ctx, domain.GrantRequest{ClientID: "pc-consent", UserID: user, Scopes: []string{contracts.ScopeOrdersRead},
 			Boundary: domain.BoundaryRestaurant, RestaurantID: rest, ExpiresAt: time.Now().Add(time.Hour)})
 		done <- err
 	}()
@@ -83,5 +83,59 @@ func TestGrantWaitsForTheClientsSuspension(t *testing.T) {
 	var invalid *domain.ValidationError
 	if err := <-done; !errors.As(err, &invalid) {
 		t.Fatalf("grant for a client suspended meanwhile: %v, want refused", err)
+	}
+}
+
+// Approvals of the same restaurant at once make one grant with the union of
+// their scopes: each waits for the others' lock, then extends.
+func TestApprovalsAtOnceMakeOneGrant(t *testing.T) {
+	st := store.New(newGorm(t))
+	ctx := context.Background()
+	user, rest := uuid.NewString(), uuid.NewString()
+	h := 4
+	if _, err := st.Import(ctx, domain.DirectoryImport{
+		Restaurants: []domain.ImportRestaurant{{RestaurantID: rest, Name: "Bistro", TimeZone: "Europe/Helsinki", DayStartHour: &h,
+			Currency: "EUR", Country: "FI", RegisteredName: "Bistro Oy", BusinessID: "7654321-0"}},
+		Users:       []domain.ImportUser{{UserID: user, Email: "owner@example.com", Name: "Owner", Password: "long-enough-password"}},
+		Memberships: []domain.ImportMembership{{UserID: user, RestaurantID: &rest, Role: "owner"}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	scopes := []string{contracts.ScopeRestaurantRead, contracts.ScopeOrdersRead, contracts.ScopeAccountingRead, contracts.ScopeMenuRead}
+	if _, _, err := st.CreateClient(ctx, domain.NewClient{ClientID: "pc-again", Name: "x", Type: domain.ClientPublic,
+		RedirectURIs: []string{"https://example.com/cb"}, AllowedScopes: scopes, Status: domain.ClientApproved}); err != nil {
+		t.Fatal(err)
+	}
+	for round := range 30 {
+		ids := make([]string, len(scopes))
+		errs := make(chan error, len(scopes))
+		start := make(chan struct{})
+		for i, sc := range scopes {
+			go func() {
+				<-start
+				var err error
+				ids[i], _, err = st.CreateGrant(ctx, domain.GrantRequest{ClientID: "pc-again", UserID: user, Scopes: []string{sc},
+					Boundary: domain.BoundaryRestaurant, RestaurantID: rest, ExpiresAt: time.Now().Add(time.Hour)})
+				errs <- err
+			}()
+		}
+		close(start)
+		for range scopes {
+			if err := <-errs; err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, id := range ids {
+			if id != ids[0] {
+				t.Fatalf("round %d: approvals at once made grants %v", round, ids)
+			}
+		}
+		g, _, err := st.Grant(ctx, ids[0])
+		if err != nil || len(g.Scopes) != len(scopes) {
+			t.Fatalf("round %d: scopes %v (%v)", round, g.Scopes, err)
+		}
+		if _, err := st.RevokeGrant(ctx, ids[0], contracts.RevokedByOperator); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

@@ -410,10 +410,14 @@ func (s *Store) ConsentOptions(ctx context.Context, userID string) (domain.Conse
 	return o, err
 }
 
-// CreateGrant records an approval and snapshots what it covers. The choice
-// is checked against the user's memberships inside the transaction.
-func (s *Store) CreateGrant(ctx context.Context, g domain.GrantRequest) (string, error) {
+// CreateGrant records an approval and snapshots what it covers, and
+// returns its id and scopes. The choice is checked against the user's
+// memberships inside the transaction. When the user has an active approval
+// of the client for the same restaurant, or the same organizations, it is
+// extended instead (extendGrant): one authorization per app and boundary.
+func (s *Store) CreateGrant(ctx context.Context, g domain.GrantRequest) (string, []string, error) {
 	id := uuid.NewString()
+	scopes := g.Scopes
 	err := s.inTx(ctx, func(ctx context.Context, tx *gorm.DB) error {
 		// The client's status under a share lock: a suspension (which
 		// takes the row FOR UPDATE, then revokes the client's grants)
@@ -425,6 +429,15 @@ func (s *Store) CreateGrant(ctx context.Context, g domain.GrantRequest) (string,
 		}
 		if status != string(domain.ClientApproved) {
 			return domain.Invalid("client: %s is not approved", g.ClientID)
+		}
+		existing, err := s.sameApproval(tx, g)
+		if err != nil {
+			return err
+		}
+		if existing != "" {
+			id = existing
+			scopes, err = s.extendGrant(tx, existing, g)
+			return err
 		}
 		if err := tx.Exec(`INSERT INTO grants (id, client_id, user_id, scopes, boundary, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
 			id, g.ClientID, g.UserID, jsonList(g.Scopes), string(g.Boundary), s.now(), g.ExpiresAt).Error; err != nil {
@@ -463,7 +476,83 @@ func (s *Store) CreateGrant(ctx context.Context, g domain.GrantRequest) (string,
 		}
 		return nil
 	})
-	return id, err
+	return id, scopes, err
+}
+
+// sameApproval finds, under a lock per client and user (so two approvals
+// at once make one grant), the user's active grant of the client with the
+// same boundary: the same restaurant, or the same organizations (not a
+// union of organizations: a grant over more than one organization asks
+// the partner for organization_id, which its calls under a one-organization
+// grant may not send). "" when there is none.
+func (s *Store) sameApproval(tx *gorm.DB, g domain.GrantRequest) (string, error) {
+	if err := tx.Exec(`SELECT pg_advisory_xact_lock(hashtext('identity.approval'), hashtext(? || '/' || ?))`, g.ClientID, g.UserID).Error; err != nil {
+		return "", err
+	}
+	var ids []string
+	var err error
+	switch g.Boundary {
+	case domain.BoundaryRestaurant:
+		err = tx.Raw(`SELECT g.id::text FROM grants g JOIN grant_restaurants gr ON gr.grant_id = g.id
+			WHERE g.client_id = ? AND g.user_id = ? AND g.boundary = 'restaurant' AND g.revoked_at IS NULL AND g.expires_at > ?
+				AND gr.restaurant_id::text = ?
+			ORDER BY g.created_at DESC LIMIT 1`, g.ClientID, g.UserID, s.now(), g.RestaurantID).Scan(&ids).Error
+	case domain.BoundaryOrganization:
+		orgs := slices.Sorted(slices.Values(g.OrganizationIDs))
+		err = tx.Raw(`SELECT g.id::text FROM grants g
+			WHERE g.client_id = ? AND g.user_id = ? AND g.boundary = 'organization' AND g.revoked_at IS NULL AND g.expires_at > ?
+				AND (SELECT array_agg(go.organization_id::text ORDER BY go.organization_id::text) FROM grant_organizations go WHERE go.grant_id = g.id) = CAST(? AS text[])
+			ORDER BY g.created_at DESC LIMIT 1`, g.ClientID, g.UserID, s.now(), pgTextArray(orgs)).Scan(&ids).Error
+	}
+	if err != nil || len(ids) == 0 {
+		return "", err
+	}
+	return ids[0], nil
+}
+
+// extendGrant is an approval again of what grant id covers: its scopes
+// become the union of both approvals', its expiry the later, and an
+// organization grant covers its organizations' current restaurants (as
+// CoverNewRestaurants), once the user's memberships are checked again.
+// Its tokens go on; new ones carry the union of scopes.
+func (s *Store) extendGrant(tx *gorm.DB, id string, g domain.GrantRequest) ([]string, error) {
+	var memberships int64
+	var err error
+	switch g.Boundary {
+	case domain.BoundaryRestaurant:
+		err = tx.Raw(`SELECT count(*) FROM memberships WHERE user_id = ? AND restaurant_id::text = ? AND role = 'owner'`, g.UserID, g.RestaurantID).Scan(&memberships).Error
+	case domain.BoundaryOrganization:
+		err = tx.Raw(`SELECT count(*) FROM memberships WHERE user_id = ? AND organization_id::text = ANY (?) AND role IN ('admin', 'owner')`,
+			g.UserID, pgTextArray(g.OrganizationIDs)).Scan(&memberships).Error
+	}
+	switch {
+	case err != nil:
+		return nil, err
+	case g.Boundary == domain.BoundaryRestaurant && memberships != 1:
+		return nil, domain.Invalid("restaurant: choose a restaurant you own")
+	case g.Boundary == domain.BoundaryOrganization && int(memberships) != len(g.OrganizationIDs):
+		return nil, domain.Invalid("organization: choose only organizations you administer")
+	}
+	var rows []struct{ Scopes jsonList }
+	if err := tx.Raw(`SELECT scopes FROM grants WHERE id = ? FOR UPDATE`, id).Scan(&rows).Error; err != nil || len(rows) == 0 {
+		return nil, err
+	}
+	scopes := slices.Clone([]string(rows[0].Scopes))
+	for _, sc := range g.Scopes {
+		if !slices.Contains(scopes, sc) {
+			scopes = append(scopes, sc)
+		}
+	}
+	if err := tx.Exec(`UPDATE grants SET scopes = ?, expires_at = greatest(expires_at, ?) WHERE id = ?`, jsonList(scopes), g.ExpiresAt, id).Error; err != nil {
+		return nil, err
+	}
+	if g.Boundary == domain.BoundaryOrganization {
+		err = tx.Exec(`INSERT INTO grant_restaurants (grant_id, organization_id, restaurant_id)
+			SELECT ?, x.organization_id, x.restaurant_id FROM grant_organizations go JOIN organization_restaurants x ON x.organization_id = go.organization_id
+			WHERE go.grant_id = ? AND NOT EXISTS (SELECT 1 FROM grant_restaurants gr WHERE gr.grant_id = ? AND gr.organization_id = x.organization_id AND gr.restaurant_id = x.restaurant_id)`,
+			id, id, id).Error
+	}
+	return scopes, err
 }
 
 type grantRow struct {

@@ -443,8 +443,8 @@ func (s *Store) FamilyActive(ctx context.Context, requestID string) (bool, error
 }
 
 // PurgeExpired deletes token rows that expired more than a day ago, and
-// revocations, consent requests and sign-in failures that can no longer
-// matter.
+// revocations, consent requests, sign-in failures and browser sessions that
+// can no longer matter.
 func (s *Store) PurgeExpired(ctx context.Context) (int64, error) {
 	now := s.now()
 	var n int64
@@ -456,6 +456,8 @@ func (s *Store) PurgeExpired(ctx context.Context) (int64, error) {
 		{`DELETE FROM token_revocations WHERE valid_until < ?`, now},
 		{`DELETE FROM consent_requests WHERE expires_at < ?`, now},
 		{`DELETE FROM sign_in_failures WHERE failed_at < ?`, now.Add(-24 * time.Hour)},
+		{`DELETE FROM browser_sessions WHERE idle_expires_at < ?`, now},
+		{`DELETE FROM grant_changes WHERE changed_at < ?`, now.Add(-time.Hour)},
 	} {
 		res := s.conn(ctx).Exec(q.sql, q.at)
 		if res.Error != nil {
