@@ -211,7 +211,7 @@ type pageData struct {
 	// OrganizationsWithheld: the user manages organizations, but the app
 	// did not ask for the scope an organization approval needs.
 	OrganizationsWithheld bool
-	CSS                 template.CSS
+	CSS                   template.CSS
 	// Apps and App are the connected-apps pages' content.
 	Apps   []appView
 	App    *appView

@@ -64,8 +64,8 @@ func Build(ctx context.Context, cfg config.Config, db *database.DB, metrics http
 		Repo: st, ListCap: &listCap, OAuth: srv, Keyring: keyring, AdminToken: cfg.AdminToken.Reveal(),
 		Secret: encKey, Secure: cfg.Secure(), GrantTTL: cfg.GrantTTL, PublicOrigin: cfg.PublicOrigin(),
 		Sessions: api.SessionSettings{Idle: cfg.SessionIdleTimeout, Max: cfg.SessionMaxAge},
-		Ready:   []httpx.Check{{Name: "database", Fn: db.Ping}},
-		Metrics: metrics,
+		Ready:    []httpx.Check{{Name: "database", Fn: db.Ping}},
+		Metrics:  metrics,
 	}
 	if cfg.Events.URL != "" {
 		client := &http.Client{Timeout: 2 * time.Second}
