@@ -57,13 +57,14 @@ type ParseError struct{ Text string }
 
 func (e *ParseError) Error() string { return fmt.Sprintf("%q is not a YYYY-MM-DD date", e.Text) }
 
-// Parse reads a strict YYYY-MM-DD date.
+// Parse reads a strict YYYY-MM-DD date from 0001-01-01 on: the calendar
+// (and Postgres) has no year 0, so 0000-… is no date.
 func Parse(s string) (Date, error) {
 	if len(s) != 10 {
 		return Date{}, &ParseError{Text: s}
 	}
 	t, err := time.Parse(time.DateOnly, s)
-	if err != nil {
+	if err != nil || t.Year() < 1 {
 		return Date{}, &ParseError{Text: s}
 	}
 	return FromTime(t), nil

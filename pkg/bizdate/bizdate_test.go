@@ -64,7 +64,7 @@ func TestStartIsInverseOfOf(t *testing.T) {
 }
 
 func TestParse(t *testing.T) {
-	for _, bad := range []string{"2026-1-01", "2026-02-30", "20260101", "2026-01-01T00:00:00Z", "", "2026-13-01"} {
+	for _, bad := range []string{"2026-1-01", "2026-02-30", "2026-02-29", "0000-01-01", "0000-12-31", "20260101", "2026-01-01T00:00:00Z", "", "2026-13-01", "-001-01-01", "+2026-01-1"} {
 		if _, err := bizdate.Parse(bad); err == nil {
 			t.Errorf("Parse(%q) accepted", bad)
 		}

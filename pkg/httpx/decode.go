@@ -8,6 +8,7 @@ import (
 	"io"
 	"mime"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 
@@ -116,7 +117,11 @@ func describeDecodeError(body []byte, into reflect.Type, err error) string {
 		return "The request body ends before the JSON is complete."
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
 		name, _ := strings.CutPrefix(err.Error(), "json: unknown field ")
-		if p := (jsontext.Path{strings.Trim(name, `"`)}).String(); p != "" {
+		name = strings.Trim(name, `"`)
+		if p := unknownFieldPath(body, into, name); p != "" {
+			return fmt.Sprintf("Field %q is not allowed here.", p)
+		}
+		if p := (jsontext.Path{name}).String(); p != "" {
 			return fmt.Sprintf("Field %q is not allowed here.", p)
 		}
 		return "The request body has a field that is not allowed here."
@@ -160,6 +165,25 @@ func pathOfTypeError(body []byte, e *json.UnmarshalTypeError) string {
 		return ofKey.String()
 	}
 	return ""
+}
+
+// unknownFieldPath names, as the request wrote it, the first key called
+// name whose object decodes into a struct without such a field (the one
+// the decoder refused: it stops at the first, in document order), or "".
+func unknownFieldPath(body []byte, into reflect.Type, name string) string {
+	var found string
+	jsontext.Walk(body, func(t jsontext.Token) bool {
+		if key, _ := t.Value.(string); !t.Key || key != name { // a key token's Path is its object's
+			return true
+		}
+		object := fieldType(into, t.Path)
+		if object == nil || object.Kind() != reflect.Struct || structField(object, name) != nil {
+			return true
+		}
+		found = append(slices.Clone(t.Path), name).String()
+		return false
+	})
+	return found
 }
 
 // jsonKind is the JSON type of a token in encoding/json's words.

@@ -164,16 +164,18 @@ func TestCorrectionRejections(t *testing.T) {
 		change func(map[string]any)
 		status int
 	}{
-		"tampered fingerprint": {func(b map[string]any) { b["previewFingerprint"] = strings.Repeat("0", 64) }, 409},
-		"tampered expiry":      {func(b map[string]any) { b["expiresAt"] = "2026-07-20T11:00:00Z" }, 409},
-		"other destination":    {func(b map[string]any) { b["toMethodKey"] = "online" }, 409},
-		"stale revision":       {func(b map[string]any) { b["expectedRevisionId"] = "6f1c1f4e-0000-4a4a-8b8b-000000000000" }, 409},
-		"not confirmed":        {func(b map[string]any) { b["confirmed"] = false }, 400},
-		"undo action":          {func(b map[string]any) { b["action"] = "undo" }, 400},
-		"bad key":              {func(b map[string]any) { b["idempotencyKey"] = "k" }, 400},
-		"unknown field":        {func(b map[string]any) { b["extra"] = 1 }, 400},
-		"unknown source":       {func(b map[string]any) { b["sourceRecordId"] = "nope" }, 404},
-		"other date":           {func(b map[string]any) { b["businessDate"] = "2026-07-02" }, 404},
+		"tampered fingerprint":        {func(b map[string]any) { b["previewFingerprint"] = strings.Repeat("0", 64) }, 409},
+		"fingerprint in upper case":   {func(b map[string]any) { b["previewFingerprint"] = strings.ToUpper(b["previewFingerprint"].(string)) }, 409},
+		"fingerprint not hexadecimal": {func(b map[string]any) { b["previewFingerprint"] = strings.Repeat("g", 64) }, 400},
+		"tampered expiry":             {func(b map[string]any) { b["expiresAt"] = "2026-07-20T11:00:00Z" }, 409},
+		"other destination":           {func(b map[string]any) { b["toMethodKey"] = "online" }, 409},
+		"stale revision":              {func(b map[string]any) { b["expectedRevisionId"] = "6f1c1f4e-0000-4a4a-8b8b-000000000000" }, 409},
+		"not confirmed":               {func(b map[string]any) { b["confirmed"] = false }, 400},
+		"undo action":                 {func(b map[string]any) { b["action"] = "undo" }, 400},
+		"bad key":                     {func(b map[string]any) { b["idempotencyKey"] = "k" }, 400},
+		"unknown field":               {func(b map[string]any) { b["extra"] = 1 }, 400},
+		"unknown source":              {func(b map[string]any) { b["sourceRecordId"] = "nope" }, 404},
+		"other date":                  {func(b map[string]any) { b["businessDate"] = "2026-07-02" }, 404},
 	} {
 		b := writeBody(pv, domain.NewID())
 		tc.change(b)
@@ -371,6 +373,16 @@ func TestWriteBoundsAndIsolation(t *testing.T) {
 		"scope=month&start_date=2026-07-01&end_date=2026-07-10&query=" + strings.Repeat("q", 256),
 	} {
 		if a := e.refusal(r+"/payment-correction-workspace?"+q, helsinki, nil); a.Status != http.StatusBadRequest {
+			t.Errorf("%s: %d %s", q, a.Status, a.Raw)
+		}
+	}
+	// The calendar has no year 0: such a date is refused before any query
+	// (Postgres answered it with an error, which was a 500), on every read
+	// that takes dates.
+	for _, path := range []string{"/payment-report?scope=day&", "/payment-report?scope=month&", "/accounting-summary?scope=day&", "/refunds?",
+		"/payment-correction-workspace?scope=day&"} {
+		q := path + "start_date=0000-01-01&end_date=0000-01-01"
+		if a := e.refusal(r+q, helsinki, nil); a.Status != http.StatusBadRequest || !strings.Contains(a.Message, "start_date") {
 			t.Errorf("%s: %d %s", q, a.Status, a.Raw)
 		}
 	}

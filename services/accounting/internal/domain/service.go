@@ -236,7 +236,11 @@ func (in CorrectionInput) validate() error {
 	return nil
 }
 
-var hex64 = regexp.MustCompile(`^[0-9a-f]{64}$`)
+// hex64 is the shape of a preview fingerprint. Upper case is let through
+// to the comparison: any change to the preview's fingerprint is a stale or
+// altered preview, 409, as a fingerprint of the wrong shape is a bad
+// request, 400.
+var hex64 = regexp.MustCompile(`^[0-9a-fA-F]{64}$`)
 
 func (in WriteInput) validate(action string) error {
 	if in.Action != action {

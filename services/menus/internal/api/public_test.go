@@ -254,6 +254,12 @@ func TestInspectAndEditDraftItem(t *testing.T) {
 	}
 	before := revision()
 
+	// An unknown field is named by its whole path, and nothing changes.
+	if msg := e.errorOf(http.StatusBadRequest, http.MethodPatch, itemPath(helsinki, menuDraft, itemSpecial), helsinki,
+		patchBody(29, v1, map[string]any{"colour": "red"})); !strings.Contains(msg, `Field "changes.colour" is not allowed here.`) {
+		t.Fatalf("unknown field in changes: %s", msg)
+	}
+
 	body := patchBody(30, v1, map[string]any{"name": "Chef's Autumn Special", "basePriceMinor": 1650, "description": "Ask the staff", "showInKitchen": false})
 	data := must[itemEdit](e, http.StatusOK, http.MethodPatch, itemPath(helsinki, menuDraft, itemSpecial), helsinki, body)
 	edited := data.Item

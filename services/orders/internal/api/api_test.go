@@ -587,6 +587,11 @@ func TestSearchAndDetailsRefuseInvalidText(t *testing.T) {
 		{"?" + dates + "min_total_minor=9223372036854775808", "min_total_minor is out of range"},
 		{"?" + dates + "max_total_minor=99999999999999999999", "max_total_minor is out of range"},
 		{"?start_date=0001-01-01&end_date=9999-12-31", "The date range covers 3652059 days; it may cover at most 31 days"},
+		{"?start_date=0000-01-01&end_date=0000-01-01", "start_date must be a date written YYYY-MM-DD"},
+		// Messages name the request's own words, never the code's.
+		{"?status=paid", "status needs start_date and end_date"},
+		{"?item_name=soup", "item_name needs start_date and end_date"},
+		{"?min_total_minor=1", "min_total_minor needs start_date and end_date"},
 	} {
 		if a := e.search(base+c.path, helsinki); a.Status != http.StatusBadRequest || a.Error != "invalid_request" || !strings.HasPrefix(a.Message, c.want) {
 			t.Fatalf("%s: want 400 %q, got %d %s", c.path, c.want, a.Status, a.Raw)

@@ -174,7 +174,7 @@ func ParseSearch(q url.Values, restaurantID string, loc *time.Location, dayStart
 	default:
 		for _, k := range keys {
 			if !slices.Contains(NonFilterParams, k) && (k != "status" || q.Get(k) != "any") {
-				return req, domain.Invalid("start_date", "domain.Filter %s needs start_date and end_date (a range of at most %d days); only order_id may search all history.", k, domain.MaxDateRangeDays)
+				return req, domain.Invalid("start_date", "%s needs start_date and end_date (a range of at most %d days); only order_id may search all history.", k, domain.MaxDateRangeDays)
 			}
 		}
 		req.Scope = domain.ScopeAllHistory
