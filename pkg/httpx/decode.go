@@ -9,6 +9,7 @@ import (
 	"mime"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -110,7 +111,12 @@ func describeDecodeError(body []byte, into reflect.Type, err error) string {
 	case errors.As(err, &dateErr):
 		return fmt.Sprintf("%s must be %s.", nameOf(body, into, reflect.TypeFor[bizdate.Date](), isString(dateErr.Text), "A date in the request body"), expectedDate)
 	case errors.As(err, &timeErr):
-		return fmt.Sprintf("%s must be %s.", nameOf(body, into, reflect.TypeFor[time.Time](), isString(timeErr.Value), "A date-time in the request body"), expectedDateTime)
+		// time.Time parses the string as written, escapes and all.
+		text := timeErr.Value
+		if u, err := strconv.Unquote(`"` + text + `"`); err == nil {
+			text = u
+		}
+		return fmt.Sprintf("%s must be %s.", nameOf(body, into, reflect.TypeFor[time.Time](), isString(text), "A date-time in the request body"), expectedDateTime)
 	case strings.HasPrefix(err.Error(), "Time.UnmarshalJSON"): // not a JSON string
 		return fmt.Sprintf("%s must be %s.", nameOf(body, into, reflect.TypeFor[time.Time](), func(v json.Token) bool { _, s := v.(string); return !s }, "A date-time in the request body"), expectedDateTime)
 	case errors.Is(err, io.ErrUnexpectedEOF):

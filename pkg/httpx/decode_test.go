@@ -76,6 +76,7 @@ func TestDecodeNamesTheFieldAsWritten(t *testing.T) {
 		{`{"businessDate":20261115}`, "businessDate must be a YYYY-MM-DD date."},
 		{`{"expiresAt":"soon"}`, "expiresAt must be an RFC 3339 date-time (2026-11-15T09:30:00Z)."},
 		{`{"expiresAt":12}`, "expiresAt must be an RFC 3339 date-time (2026-11-15T09:30:00Z)."},
+		{`{"expiresAt":"a\nb"}`, "expiresAt must be an RFC 3339 date-time (2026-11-15T09:30:00Z)."},
 		// An unknown field is named by its whole path, at every depth.
 		{`{"colour":"red"}`, `Field "colour" is not allowed here.`},
 		{`{"document":{"foo":1}}`, `Field "document.foo" is not allowed here.`},

@@ -310,6 +310,7 @@ func TestPartnerCallsThroughTheGateway(t *testing.T) {
 	// Last: its many writes use up the owner's rate limit.
 	t.Run("required and optional fields as documented", func(t *testing.T) { requiredFields(t, sys, aalto) })
 	t.Run("unknown query parameters as documented", func(t *testing.T) { unknownQueryParameters(t, sys, aalto) })
+	t.Run("no input answers 5xx", func(t *testing.T) { hostileInputs(t, sys, aalto) })
 }
 
 // rawRequest writes request bytes as they are and reads one answer.

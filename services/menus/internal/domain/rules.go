@@ -78,7 +78,7 @@ type AddItems struct {
 // Check refuses a request out of bounds before any work.
 func (a AddItems) Check() error {
 	if len(a.ItemIDs) < 1 || len(a.ItemIDs) > MaxAddItems {
-		return invalid(fmt.Sprintf("Give 1 to %d item ids.", MaxAddItems))
+		return invalid(fmt.Sprintf("catalogItemIds must give 1 to %d item ids.", MaxAddItems))
 	}
 	seen := map[string]bool{}
 	for i, id := range a.ItemIDs {
@@ -86,14 +86,11 @@ func (a AddItems) Check() error {
 			return invalid(fmt.Sprintf("catalogItemIds[%d] must be a uuid.", i))
 		}
 		if seen[id] {
-			return invalid(fmt.Sprintf("Item id %s is given twice; give each item once.", id))
+			return invalid(fmt.Sprintf("catalogItemIds[%d] gives item %s again; give each item once.", i, id))
 		}
 		seen[id] = true
 	}
-	if a.ExpectedCategoryCount < 0 || a.ExpectedItemCount < 0 {
-		return invalid("Expected counts cannot be negative.")
-	}
-	return nil
+	return checkCounts(a.ExpectedCategoryCount, a.ExpectedItemCount)
 }
 
 // AddMenuItems puts the items on the draft, their categories joining it
@@ -220,8 +217,16 @@ func (s SetMenu) Check() error {
 	if s.ExpectedCurrent != nil && !IsUUID(*s.ExpectedCurrent) {
 		return invalid(s.Publication.ExpectedCurrentField() + " must be a uuid or null.")
 	}
-	if s.ExpectedCategoryCount < 0 || s.ExpectedItemCount < 0 {
-		return invalid("Expected counts cannot be negative.")
+	return checkCounts(s.ExpectedCategoryCount, s.ExpectedItemCount)
+}
+
+// checkCounts refuses a negative expected count, naming its field.
+func checkCounts(categories, items int) error {
+	switch {
+	case categories < 0:
+		return invalid("expectedCategoryCount cannot be negative.")
+	case items < 0:
+		return invalid("expectedItemCount cannot be negative.")
 	}
 	return nil
 }
