@@ -221,7 +221,7 @@ partner-client: ## Generate the Go partner client (tools/partnerclient) from the
 
 .PHONY: apidocs
 # The pages are build output, not committed: rendered again only when an input changed.
-apidocs: ## Render the gateway's /docs pages into gateway/internal/apidocs/pages (Redocly pinned by tools/apicheck/redocly, Node 20 or later) when the OpenAPI document, the CLI or the renderer changed; build and the test targets run it
+apidocs: ## Render the gateway's /docs pages into gateway/internal/apidocs/pages (Redocly pinned by tools/apicheck/redocly, Node 20.19 or later) when the OpenAPI document, the CLI or the renderer changed; build and the test targets run it
 	cd tools && GOWORK=off go run ./cmd/apidocs -root ..
 
 .PHONY: gen-check

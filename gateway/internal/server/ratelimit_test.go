@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"regexp"
 	"strconv"
@@ -66,6 +67,14 @@ func TestSixtyPerMinuteAcrossTwoReplicas(t *testing.T) {
 	ra, err := strconv.Atoi(r.header.Get("Retry-After"))
 	if err != nil || ra < 1 || ra > 60 {
 		t.Errorf("Retry-After %q", r.header.Get("Retry-After"))
+	}
+	// The message says the same wait, in English ("1 second", "2 seconds").
+	wait := fmt.Sprintf("Wait %d seconds, then retry.", ra)
+	if ra == 1 {
+		wait = "Wait 1 second, then retry."
+	}
+	if msg, _ := r.env["message"].(string); !strings.HasSuffix(msg, wait) {
+		t.Errorf("429 message %q, want it to end %q", msg, wait)
 	}
 	if m := rateLimitHeader.FindStringSubmatch(r.header.Get("RateLimit")); m == nil || m[1] != "0" {
 		t.Errorf("RateLimit on 429: %q", r.header.Get("RateLimit"))

@@ -303,9 +303,14 @@ func (g *Gateway) countAddress(c *fiber.Ctx) error {
 }
 
 func rateLimited(c *fiber.Ctx, d ratelimit.Decision) error {
-	c.Set(HeaderRetryAfter, strconv.Itoa(d.RetryAfterSeconds()))
+	n := d.RetryAfterSeconds()
+	c.Set(HeaderRetryAfter, strconv.Itoa(n))
+	wait := fmt.Sprintf("%d seconds", n)
+	if n == 1 {
+		wait = "1 second"
+	}
 	return &httpx.Error{Status: http.StatusTooManyRequests, Code: httpx.CodeRateLimited,
-		Message: fmt.Sprintf("Too many requests. Wait %d seconds, then retry.", d.RetryAfterSeconds())}
+		Message: "Too many requests. Wait " + wait + ", then retry."}
 }
 
 func (g *Gateway) protectedResource(c *fiber.Ctx) error {
