@@ -1,8 +1,11 @@
 package e2e
 
 import (
+	"net/url"
 	"os"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -10,8 +13,13 @@ import (
 
 	"partnerapi.dev/pkg/apispec"
 	"partnerapi.dev/services/contracts"
+	"partnerapi.dev/tools/registry"
+	"partnerapi.dev/tools/seed"
 	"partnerapi.dev/tools/system"
 )
+
+// localPort is a loopback address's port, plain or escaped in a URL.
+var localPort = regexp.MustCompile(`127\.0\.0\.1(?::|%3A)(\d+)`)
 
 // welcomeTokens checks what `make run` prints a newcomer: a restaurant token
 // holding every scope the demo client may have (svc.organization.read is kept
@@ -61,6 +69,26 @@ func welcomeTokens(t *testing.T, sys *system.Stack, restaurant string) {
 		if !strings.Contains(sys.Welcome, sys.Gateway+page) {
 			t.Errorf("make run does not print the page %s%s", sys.Gateway, page)
 		}
+	}
+
+	// Every local address printed is one of this stack's ports, moved by
+	// its port offset (the stack runs at one, as PORT_OFFSET=N make run):
+	// the processes', and the demo redirect URI's, which the authorize URL
+	// carries escaped.
+	gw, _ := url.Parse(sys.Gateway)
+	gwPort, _ := strconv.Atoi(gw.Port())
+	offset := gwPort - registry.System().Gateway().Port
+	ports := map[int]bool{8976 + offset: true, 8099 + offset: true} // the redirect URI, the webhook receiver
+	for _, p := range registry.Processes() {
+		ports[p.Port+offset], ports[p.InternalPort+offset] = true, true
+	}
+	for _, m := range localPort.FindAllStringSubmatch(sys.Welcome, -1) {
+		if p, _ := strconv.Atoi(m[1]); !ports[p] {
+			t.Errorf("make run at port offset %d prints port %d, which the offset did not move: %q", offset, p, m[0])
+		}
+	}
+	if offset != 0 && !strings.Contains(sys.Welcome, url.QueryEscape(seed.RedirectURI(offset))) {
+		t.Errorf("the printed authorize URL does not carry the redirect URI of offset %d, %s", offset, seed.RedirectURI(offset))
 	}
 
 	doc, err := apispec.Load()

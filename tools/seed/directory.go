@@ -18,6 +18,12 @@ const (
 	BenchOrganization = "Benchmark Dining Group"
 )
 
+// RedirectURI is the demo partner's redirect URI of a stack whose ports
+// are moved by offset (devstack --port-offset): DemoRedirectURI at 0.
+func RedirectURI(offset int) string {
+	return fmt.Sprintf("http://127.0.0.1:%d/callback", 8976+offset)
+}
+
 // The directory's records are the contract's: identity's part of the data
 // set is exactly the body of its directory import.
 type (

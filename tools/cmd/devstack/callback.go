@@ -23,12 +23,12 @@ import (
 // URL with a fresh PKCE challenge and answers the demo client's redirect URI,
 // exchanging the code for tokens like any OAuth 2.1 client would.
 type browserFlow struct {
-	baseURL, state, verifier, scope string
-	srv                             *http.Server
+	baseURL, redirectURI, state, verifier, scope string
+	srv                                          *http.Server
 }
 
-func newBrowserFlow(baseURL string) *browserFlow {
-	return &browserFlow{baseURL: baseURL, state: randomToken(16), verifier: randomToken(32),
+func newBrowserFlow(baseURL, redirectURI string) *browserFlow {
+	return &browserFlow{baseURL: baseURL, redirectURI: redirectURI, state: randomToken(16), verifier: randomToken(32),
 		scope: "svc.restaurant.read svc.organization.read svc.orders.read"}
 }
 
@@ -44,7 +44,7 @@ func (f *browserFlow) AuthorizeURL() string {
 	q := url.Values{
 		"response_type":         {"code"},
 		"client_id":             {seed.DemoClientID},
-		"redirect_uri":          {seed.DemoRedirectURI},
+		"redirect_uri":          {f.redirectURI},
 		"scope":                 {f.scope},
 		"state":                 {f.state},
 		"code_challenge":        {base64.RawURLEncoding.EncodeToString(sum[:])},
@@ -56,7 +56,7 @@ func (f *browserFlow) AuthorizeURL() string {
 // Start listens on the demo redirect URI's address; when the port is taken the
 // flow is simply not offered.
 func (f *browserFlow) Start() error {
-	u, _ := url.Parse(seed.DemoRedirectURI)
+	u, _ := url.Parse(f.redirectURI)
 	ln, err := net.Listen("tcp", u.Host)
 	if err != nil {
 		return err
@@ -116,7 +116,7 @@ func (f *browserFlow) exchange(ctx context.Context, code string) (map[string]any
 	form := url.Values{
 		"grant_type":    {"authorization_code"},
 		"code":          {code},
-		"redirect_uri":  {seed.DemoRedirectURI},
+		"redirect_uri":  {f.redirectURI},
 		"client_id":     {seed.DemoClientID},
 		"code_verifier": {f.verifier},
 	}

@@ -2,12 +2,14 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"database/sql"
 	"encoding/base64"
 	"encoding/hex"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -16,7 +18,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -25,6 +29,7 @@ import (
 
 	"partnerapi.dev/pkg/localinfra"
 	"partnerapi.dev/tools/registry"
+	"partnerapi.dev/tools/seed"
 	"partnerapi.dev/tools/system"
 )
 
@@ -62,9 +67,12 @@ func (s *stack) env(p registry.Process) []string {
 }
 
 type stack struct {
-	reg                 registry.Registry
-	dir, bin, baseURL   string
-	portOffset          int
+	reg               registry.Registry
+	dir, bin, baseURL string
+	portOffset        int
+	// redirectURI is the demo partner's redirect URI, its port moved by
+	// portOffset like every other.
+	redirectURI         string
 	upstreams           map[string]string // --upstream: name to URL
 	databaseURL         string
 	redisURL            string
@@ -86,7 +94,8 @@ func runStack(ctx context.Context, args []string) error {
 	for _, p := range reg.Processes {
 		ports = append(ports, fmt.Sprintf("%s %d and %d", p.Name, p.Port, p.InternalPort))
 	}
-	portOffset := fs.Int("port-offset", 0, "added to every process's ports ("+strings.Join(ports, ", ")+")")
+	defaultOffset, _ := strconv.Atoi(os.Getenv("PORT_OFFSET"))
+	portOffset := fs.Int("port-offset", defaultOffset, "added to every process's ports ("+strings.Join(ports, ", ")+") and the demo redirect URI's; default $PORT_OFFSET")
 	upstreams := map[string]string{}
 	fs.Func("upstream", "name=URL: the other processes reach the named one at URL (a load balancer in front of its replicas) instead of its own port; repeatable", func(v string) error {
 		name, u, ok := strings.Cut(v, "=")
@@ -109,6 +118,7 @@ func runStack(ctx context.Context, args []string) error {
 	}
 	s := &stack{reg: reg, dir: *dir, bin: *bin, portOffset: *portOffset, seedValue: *seedValue, upstreams: upstreams}
 	s.baseURL = s.url(reg.Gateway().Name)
+	s.redirectURI = seed.RedirectURI(s.portOffset)
 	defer s.stop()
 	started := time.Now()
 	if err := s.start(ctx); err != nil {
@@ -192,6 +202,9 @@ func (s *stack) start(ctx context.Context) error {
 	if err := s.seedOnce(ctx); err != nil {
 		return err
 	}
+	if err := s.allowRedirect(ctx); err != nil {
+		return err
+	}
 	return s.printWelcome(ctx)
 }
 
@@ -271,6 +284,57 @@ func (s *stack) seedOnce(ctx context.Context) error {
 		return fmt.Errorf("seed demo data: %w", err)
 	}
 	return os.WriteFile(marker, []byte(time.Now().UTC().Format(time.RFC3339)+"\n"), 0o644)
+}
+
+// allowRedirect registers the demo redirect URI of this port offset with
+// the demo partner client, beside those it has, so the printed authorize
+// URL and partnerctl token work at any offset (idempotent).
+func (s *stack) allowRedirect(ctx context.Context) error {
+	if s.redirectURI == seed.DemoRedirectURI {
+		return nil
+	}
+	path := s.internalURL("identity") + "/admin/v1/clients/" + seed.DemoClientID
+	var client struct {
+		Data struct {
+			RedirectURIs []string `json:"redirectUris"`
+		} `json:"data"`
+	}
+	if err := s.admin(ctx, http.MethodGet, path, nil, &client); err != nil {
+		return err
+	}
+	if slices.Contains(client.Data.RedirectURIs, s.redirectURI) {
+		return nil
+	}
+	uris := append(client.Data.RedirectURIs, s.redirectURI)
+	return s.admin(ctx, http.MethodPatch, path, map[string]any{"redirectUris": uris}, nil)
+}
+
+// admin calls identity's admin API with the stack's ADMIN_TOKEN.
+func (s *stack) admin(ctx context.Context, method, url string, body, out any) error {
+	var rd io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, url, rd)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+s.secrets["ADMIN_TOKEN"])
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode/100 != 2 {
+		return fmt.Errorf("%s %s: %d %s", method, url, resp.StatusCode, raw)
+	}
+	if out != nil {
+		return json.Unmarshal(raw, out)
+	}
+	return nil
 }
 
 // url is the local base URL of a process.

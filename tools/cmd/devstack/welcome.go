@@ -85,7 +85,7 @@ func areaScopes() ([]area, error) {
 func (s *stack) token(ctx context.Context, email string, scopes []string, boundary ...string) (string, error) {
 	args := append([]string{"token",
 		"--base-url", s.baseURL, "--email", email, "--password", seed.DemoPassword,
-		"--client-id", seed.DemoClientID, "--redirect-uri", seed.DemoRedirectURI,
+		"--client-id", seed.DemoClientID, "--redirect-uri", s.redirectURI,
 		"--scope", strings.Join(scopes, " "), "--json"}, boundary...)
 	out, err := exec.CommandContext(ctx, filepath.Join(s.bin, "partnerctl"), args...).Output()
 	if err != nil {
@@ -131,8 +131,8 @@ func (s *stack) printWelcome(ctx context.Context) error {
 		metrics = append(metrics, s.internalURL(p.Name)+"/metrics")
 	}
 	restaurant := g.ID("restaurant/kahvila-aalto")
-	browser := "  (port of " + seed.DemoRedirectURI + " is taken: the browser flow is not offered)\n"
-	if f := newBrowserFlow(s.baseURL); f.Start() == nil {
+	browser := "  (port of " + s.redirectURI + " is taken: the browser flow is not offered)\n"
+	if f := newBrowserFlow(s.baseURL, s.redirectURI); f.Start() == nil {
 		s.browser = f
 		browser = fmt.Sprintf("  Open this in a browser, sign in with a demo account and approve; the demo partner's\n  callback page then shows the code exchanged for a token:\n\n  %s\n", f.AuthorizeURL())
 	}
@@ -178,9 +178,9 @@ Watch the demo restaurant's events (numbered from 1; waits up to 30 s for the ne
 Receive them as signed webhooks (local runs accept http://127.0.0.1 endpoints):
 
   curl -s -H "Authorization: Bearer $TOKEN" -H "Content-Type: application/json" \
-    -d '{"url":"http://127.0.0.1:8099/","eventTypes":["order.created","order.updated","menu.updated"],"idempotencyKey":"'$(python3 -c 'import uuid; print(uuid.uuid4())')'"}' \
+    -d '{"url":"http://127.0.0.1:%[15]d/","eventTypes":["order.created","order.updated","menu.updated"],"idempotencyKey":"'$(python3 -c 'import uuid; print(uuid.uuid4())')'"}' \
     %[1]s/v1/restaurants/%[8]s/webhook-endpoints
-  WEBHOOK_SECRET=<the secret of that answer> bin/webhookreceiver --addr 127.0.0.1:8099
+  WEBHOOK_SECRET=<the secret of that answer> bin/webhookreceiver --addr 127.0.0.1:%[15]d
 
 Approve the demo partner yourself:
 
@@ -191,7 +191,7 @@ Operators only (internal listeners, never exposed to partners):
   Admin API       ADMIN_TOKEN=$(grep ^ADMIN_TOKEN= %[12]s | cut -d= -f2-) bin/partnerctl clients list --url %[11]s
 
 Press Ctrl-C to stop.
-`, s.baseURL, restaurantToken, seed.OwnerEmail, seed.AdminEmail, seed.DemoPassword, seed.DemoClientID, seed.DemoRedirectURI, restaurant, browser,
-		strings.Join(metrics, "   "), s.internalURL("identity"), filepath.Join(s.dir, system.SecretsFile), orgToken, needs.String())
+`, s.baseURL, restaurantToken, seed.OwnerEmail, seed.AdminEmail, seed.DemoPassword, seed.DemoClientID, s.redirectURI, restaurant, browser,
+		strings.Join(metrics, "   "), s.internalURL("identity"), filepath.Join(s.dir, system.SecretsFile), orgToken, needs.String(), 8099+s.portOffset)
 	return nil
 }

@@ -16,6 +16,7 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -56,6 +57,7 @@ Flags may come before or after the ids. Each resource has one noun, as in the li
 
 Every admin command takes --url, identity's internal listener where the admin API is
 (default $IDENTITY_ADMIN_URL, then http://127.0.0.1:9081), and --admin-token (default $ADMIN_TOKEN).
+With $PORT_OFFSET set, as for make run, every default port (9081, 8080, 8976) moves by it.
 List commands print an aligned table, or with --json the JSON array; they
 follow the admin API's pages to the end.
 `
@@ -82,7 +84,7 @@ type adminClient struct {
 
 func adminFlags(fs *flag.FlagSet) *adminClient {
 	a := &adminClient{}
-	fs.StringVar(&a.base, "url", envOr("IDENTITY_ADMIN_URL", "http://127.0.0.1:9081"), "base URL of identity's internal listener (INTERNAL_HTTP_ADDR), where the admin API is")
+	fs.StringVar(&a.base, "url", envOr("IDENTITY_ADMIN_URL", local(9081)), "base URL of identity's internal listener (INTERNAL_HTTP_ADDR), where the admin API is")
 	secretVar(fs, &a.token, "admin-token", "ADMIN_TOKEN", "operator token")
 	return a
 }
@@ -102,6 +104,13 @@ func (s secretValue) String() string { return "" }
 func (s secretValue) Set(v string) error {
 	*s.p = v
 	return nil
+}
+
+// local is a loopback base URL of a make run stack: port moved by
+// $PORT_OFFSET, as make run moves every port.
+func local(port int) string {
+	offset, _ := strconv.Atoi(os.Getenv("PORT_OFFSET"))
+	return fmt.Sprintf("http://127.0.0.1:%d", port+offset)
 }
 
 func envOr(k, d string) string {
@@ -529,12 +538,12 @@ func token(ctx context.Context, args []string, out io.Writer) error {
 	var o flow.Options
 	var orgs list
 	var asJSON bool
-	fs.StringVar(&o.BaseURL, "base-url", "http://127.0.0.1:8080", "public base URL of identity or the gateway")
+	fs.StringVar(&o.BaseURL, "base-url", local(8080), "public base URL of identity or the gateway")
 	fs.StringVar(&o.Email, "email", "", "demo user's email")
 	secretVar(fs, &o.Password, "password", "DEMO_PASSWORD", "demo user's password")
 	fs.StringVar(&o.ClientID, "client-id", "", "partner client id")
 	secretVar(fs, &o.ClientSecret, "client-secret", "CLIENT_SECRET", "secret of a confidential client")
-	fs.StringVar(&o.RedirectURI, "redirect-uri", "http://127.0.0.1:8976/callback", "registered redirect URI")
+	fs.StringVar(&o.RedirectURI, "redirect-uri", local(8976)+"/callback", "registered redirect URI")
 	fs.StringVar(&o.Scope, "scope", "", "space-separated scopes (default: the server's default scope)")
 	fs.StringVar(&o.Restaurant, "restaurant", "", "approve this restaurant")
 	fs.Var(&orgs, "organization", "approve this organization (repeat)")
