@@ -70,7 +70,9 @@ func TestRecordRules(t *testing.T) {
 		{`"currency":"EUR","createdAt"`, `"currency":"eur","createdAt"`, "paymentReferences[0].currency: must be 3 upper-case letters"},
 		{`"occurredAt":"2026-07-19T08:33:46.724Z"`, `"occurredAt":"1969-12-31T23:59:59Z"`, "occurredAt: must be from 1970-01-01T00:00:00Z"},
 		{`"occurredAt":"2026-07-19T08:33:46.724Z"`, `"occurredAt":"9999-12-31T10:00:00-05:00"`, "occurredAt: must be from 1970-01-01T00:00:00Z to before 9999-12-31T00:00:00Z"},
-		{`"taxRatesAsOf":"2026-01-01","lines"`, `"taxRatesAsOf":"0000-01-01","lines"`, "taxRatesAsOf: must be from 1970-01-01 to 9999-12-31"},
+		{`"taxRatesAsOf":"2026-01-01","lines"`, `"taxRatesAsOf":"0001-01-01","lines"`, "taxRatesAsOf: must be from 1970-01-01 to 9999-12-31"},
+		// The calendar has no year 0: not a date at all.
+		{`"taxRatesAsOf":"2026-01-01","lines"`, `"taxRatesAsOf":"0000-01-01","lines"`, `a value is malformed: "0000-01-01" is not a YYYY-MM-DD date`},
 		{`"taxCountryCode":"FI","taxRatesAsOf":"2026-01-01","vatRates"`, `"taxCountryCode":"FI","taxRatesAsOf":"1066-10-14","vatRates"`, "lines[0].taxRatesAsOf: must be from 1970-01-01"},
 		{`"refundedAt":"2026-07-21T10:00:00.123456789+03:00"`, `"refundedAt":"0001-01-01T00:00:00Z"`, "refundedItems[0].refundedAt: is required"},
 		{`"createdAt":"2026-07-19T08:34:43.724Z"`, `"createdAt":"1900-01-01T00:00:00Z"`, "paymentReferences[0].createdAt: must be from 1970"},
