@@ -224,7 +224,7 @@ type pageData struct {
 // cspSource is a redirect URI as a Content-Security-Policy source: its
 // origin, or its scheme alone for an app's own scheme (com.example:/cb);
 // "" when it cannot be written as one.
-var cspSource = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]*:(//[A-Za-z0-9.\-]+(:[0-9]+)?|\[[0-9A-Fa-f:.]+\](:[0-9]+)?)?`)
+var cspSource = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]*:(//([A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(:[0-9]+)?)?$`)
 
 func formTarget(redirectURI string) string {
 	u, err := url.Parse(redirectURI)
@@ -235,7 +235,7 @@ func formTarget(redirectURI string) string {
 	if u.Host != "" {
 		src += "//" + u.Host
 	}
-	if cspSource.FindString(src) != src {
+	if !cspSource.MatchString(src) {
 		return ""
 	}
 	return src
