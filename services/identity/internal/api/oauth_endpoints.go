@@ -3,6 +3,7 @@ package api
 import (
 	"encoding/json"
 	"errors"
+	"mime"
 	"net/http"
 	"net/url"
 
@@ -20,6 +21,11 @@ type oauthEndpoints struct {
 
 func (o oauthEndpoints) token(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
+	if !formBody(r) {
+		o.srv.WriteAccessError(ctx, w, fosite.NewAccessRequest(oauth.NewSession()), fosite.ErrInvalidRequest.WithHint(
+			"Send the token request as a form: Content-Type: application/x-www-form-urlencoded (RFC 6749 section 4.1.3), not JSON."))
+		return
+	}
 	ar, err := o.srv.NewAccessRequest(ctx, r, oauth.NewSession())
 	if err == nil {
 		var resp fosite.AccessResponder
@@ -30,6 +36,14 @@ func (o oauthEndpoints) token(w http.ResponseWriter, r *http.Request) {
 	}
 	challengeClient(w, err)
 	o.srv.WriteAccessError(ctx, w, ar, err)
+}
+
+// formBody tells whether a POST is a form, as every OAuth endpoint takes
+// its parameters; anything else would be answered with the library's words
+// ("The POST body can not be empty").
+func formBody(r *http.Request) bool {
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	return err == nil && mt == "application/x-www-form-urlencoded"
 }
 
 // challengeClient adds the challenge RFC 6749 section 5.2 requires with

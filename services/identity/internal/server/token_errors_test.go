@@ -60,6 +60,34 @@ func TestTokenEndpointErrors(t *testing.T) {
 	}
 }
 
+// TestTokenRequestAsJSON: a token request sent as JSON, as a partner new
+// to OAuth may send it, is told to send a form, in this API's words rather
+// than the OAuth library's.
+func TestTokenRequestAsJSON(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	for _, ct := range []string{"application/json", "", "text/plain"} {
+		req, _ := http.NewRequest(http.MethodPost, e.base+"/oauth2/token", strings.NewReader(`{"grant_type":"authorization_code","code":"x"}`))
+		if ct != "" {
+			req.Header.Set("Content-Type", ct)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out struct {
+			Error       string `json:"error"`
+			Description string `json:"error_description"`
+		}
+		_ = json.NewDecoder(resp.Body).Decode(&out)
+		resp.Body.Close()
+		if resp.StatusCode != 400 || out.Error != "invalid_request" || !strings.Contains(out.Description, "application/x-www-form-urlencoded") ||
+			strings.Contains(out.Description, "can not be empty") {
+			t.Errorf("Content-Type %q: %d %+v", ct, resp.StatusCode, out)
+		}
+	}
+}
+
 // TestRevokedRefreshTokenIsDescribedAsRevoked: a refresh token revoked at
 // /oauth2/revoke, or with its family after a reuse, is answered as revoked;
 // only the token presented twice is "already used".
