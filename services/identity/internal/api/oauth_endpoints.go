@@ -22,8 +22,7 @@ type oauthEndpoints struct {
 func (o oauthEndpoints) token(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	if !formBody(r) {
-		o.srv.WriteAccessError(ctx, w, fosite.NewAccessRequest(oauth.NewSession()), fosite.ErrInvalidRequest.WithHint(
-			"Send the token request as a form: Content-Type: application/x-www-form-urlencoded (RFC 6749 section 4.1.3), not JSON."))
+		o.srv.WriteAccessError(ctx, w, fosite.NewAccessRequest(oauth.NewSession()), fosite.ErrInvalidRequest.WithHint(notForm))
 		return
 	}
 	ar, err := o.srv.NewAccessRequest(ctx, r, oauth.NewSession())
@@ -37,6 +36,9 @@ func (o oauthEndpoints) token(w http.ResponseWriter, r *http.Request) {
 	challengeClient(w, err)
 	o.srv.WriteAccessError(ctx, w, ar, err)
 }
+
+// notForm answers an OAuth request whose body is not a form.
+const notForm = "Send the request as a form: Content-Type: application/x-www-form-urlencoded (RFC 6749 section 4.1.3, RFC 7009 section 2.1), not JSON."
 
 // formBody tells whether a POST is a form, as every OAuth endpoint takes
 // its parameters; anything else would be answered with the library's words
@@ -56,6 +58,10 @@ func challengeClient(w http.ResponseWriter, err error) {
 
 func (o oauthEndpoints) revoke(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
+	if !formBody(r) {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_request", "error_description": notForm})
+		return
+	}
 	err := o.srv.NewRevocationRequest(ctx, r)
 	if err == nil {
 		// fosite has authenticated the client; the token itself is also

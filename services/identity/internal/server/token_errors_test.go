@@ -66,8 +66,9 @@ func TestTokenEndpointErrors(t *testing.T) {
 func TestTokenRequestAsJSON(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	for _, ct := range []string{"application/json", "", "text/plain"} {
-		req, _ := http.NewRequest(http.MethodPost, e.base+"/oauth2/token", strings.NewReader(`{"grant_type":"authorization_code","code":"x"}`))
+	for _, c := range []struct{ path, ct string }{{"/oauth2/token", "application/json"}, {"/oauth2/token", ""}, {"/oauth2/token", "text/plain"}, {"/oauth2/revoke", "application/json"}} {
+		ct := c.ct
+		req, _ := http.NewRequest(http.MethodPost, e.base+c.path, strings.NewReader(`{"grant_type":"authorization_code","code":"x","token":"x"}`))
 		if ct != "" {
 			req.Header.Set("Content-Type", ct)
 		}
@@ -83,7 +84,7 @@ func TestTokenRequestAsJSON(t *testing.T) {
 		resp.Body.Close()
 		if resp.StatusCode != 400 || out.Error != "invalid_request" || !strings.Contains(out.Description, "application/x-www-form-urlencoded") ||
 			strings.Contains(out.Description, "can not be empty") {
-			t.Errorf("Content-Type %q: %d %+v", ct, resp.StatusCode, out)
+			t.Errorf("%s with Content-Type %q: %d %+v", c.path, ct, resp.StatusCode, out)
 		}
 	}
 }
