@@ -364,9 +364,6 @@ func TestRevokedAccessTokenIsRefusedByTheGateway(t *testing.T) {
 		t.Skip("end-to-end: builds and starts every process")
 	}
 	sys := start(t)
-	if os.Getenv("E2E_TARGET") == "" {
-		revocationsReachEveryGateway(t, sys, 100)
-	}
 	if a := get(t, sys, "/v1/restaurants", sys.Token); a.status != 200 {
 		t.Fatalf("before revocation: %d %s", a.status, a.body)
 	}
@@ -388,11 +385,14 @@ func TestRevokedAccessTokenIsRefusedByTheGateway(t *testing.T) {
 	if a.status != 401 || !strings.Contains(a.header.Get("WWW-Authenticate"), `error="invalid_token"`) {
 		t.Fatalf("revoked token: %d %v %s", a.status, a.header, a.body)
 	}
-	if os.Getenv("E2E_TARGET") == "" {
-		accountPagesInABrowser(t, sys)
-	} else {
+	if os.Getenv("E2E_TARGET") != "" {
 		revokeOnTheAccountPage(t, sys)
+		return
 	}
+	accountPagesInABrowser(t, sys)
+	// Last: approving the demo owner's restaurant again extends the grant
+	// behind TOKEN, which half of these revocations end.
+	revocationsReachEveryGateway(t, sys, 100)
 }
 
 // revokeOnTheAccountPage: the demo administrator revokes the organization

@@ -562,7 +562,7 @@ func (p *Pages) consent(ctx context.Context, w http.ResponseWriter, r *http.Requ
 		p.srv.WriteAuthorizeError(ctx, w, ar, fosite.ErrInvalidScope.WithHint("None of the requested scopes can be approved for this choice."))
 		return
 	}
-	grantID, scopes, err := p.repo.CreateGrant(ctx, g)
+	grantID, err := p.repo.CreateGrant(ctx, g)
 	var ve *domain.ValidationError
 	if errors.As(err, &ve) {
 		p.showConsent(ctx, w, ar, sess, client, d, "Choose only restaurants you own or organizations you manage.", http.StatusBadRequest)
@@ -573,10 +573,10 @@ func (p *Pages) consent(ctx context.Context, w http.ResponseWriter, r *http.Requ
 		p.srv.WriteAuthorizeError(ctx, w, ar, fosite.ErrServerError)
 		return
 	}
-	// An approval again of the same restaurant or organizations extends
-	// the grant: the token carries every scope it now has (as the token
-	// answer's scope says), the client still being allowed them.
-	for _, s := range domain.ApprovedScopes(scopes, client.AllowedScopes, g.Boundary) {
+	// The token carries the scopes of this approval, even when it extended
+	// a grant that holds more: a partner gets what it asked for, as narrow
+	// as it asked (every call needs its scopes in the token and the grant).
+	for _, s := range g.Scopes {
 		ar.GrantScope(s)
 	}
 	session := oauth.NewSession()

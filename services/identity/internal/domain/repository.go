@@ -76,8 +76,8 @@ type Grants interface {
 	TakeConsentRequest(ctx context.Context, id, sessionHash, userID string) (ConsentRequest, error)
 	// CreateGrant records an approval, or extends the user's active
 	// approval of the client for the same restaurant or organizations (its
-	// scopes become the union); it returns the grant's id and scopes.
-	CreateGrant(ctx context.Context, g GrantRequest) (id string, scopes []string, err error)
+	// scopes become the union), and returns the grant's id.
+	CreateGrant(ctx context.Context, g GrantRequest) (string, error)
 	// Grant returns a grant and its client's status.
 	Grant(ctx context.Context, id string) (Grant, string, error)
 	Grants(ctx context.Context, clientID, userID string) ([]Grant, error)

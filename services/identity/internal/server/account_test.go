@@ -57,7 +57,7 @@ func seedAccounts(t *testing.T, e *env) accountGrants {
 		t.Fatalf("import: %d %s", st, out)
 	}
 	grant := func(client, user string, b domain.Boundary, restaurant string, orgs ...string) string {
-		id, _, err := e.parts.Store.CreateGrant(context.Background(), domain.GrantRequest{ClientID: client, UserID: user, Scopes: []string{"svc.restaurant.read", "svc.orders.read"},
+		id, err := e.parts.Store.CreateGrant(context.Background(), domain.GrantRequest{ClientID: client, UserID: user, Scopes: []string{"svc.restaurant.read", "svc.orders.read"},
 			Boundary: b, RestaurantID: restaurant, OrganizationIDs: orgs, ExpiresAt: time.Now().Add(time.Hour)})
 		if err != nil {
 			t.Fatal(err)

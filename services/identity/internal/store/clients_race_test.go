@@ -68,7 +68,7 @@ func TestGrantWaitsForTheClientsSuspension(t *testing.T) {
 	}
 	done := make(chan error, 1)
 	go func() {
-		_, _, err := st.CreateGrant(ctx, domain.GrantRequest{ClientID: "pc-consent", UserID: user, Scopes: []string{contracts.ScopeOrdersRead},
+		_, err := st.CreateGrant(ctx, domain.GrantRequest{ClientID: "pc-consent", UserID: user, Scopes: []string{contracts.ScopeOrdersRead},
 			Boundary: domain.BoundaryRestaurant, RestaurantID: rest, ExpiresAt: time.Now().Add(time.Hour)})
 		done <- err
 	}()
@@ -114,7 +114,7 @@ func TestApprovalsAtOnceMakeOneGrant(t *testing.T) {
 			go func() {
 				<-start
 				var err error
-				ids[i], _, err = st.CreateGrant(ctx, domain.GrantRequest{ClientID: "pc-again", UserID: user, Scopes: []string{sc},
+				ids[i], err = st.CreateGrant(ctx, domain.GrantRequest{ClientID: "pc-again", UserID: user, Scopes: []string{sc},
 					Boundary: domain.BoundaryRestaurant, RestaurantID: rest, ExpiresAt: time.Now().Add(time.Hour)})
 				errs <- err
 			}()

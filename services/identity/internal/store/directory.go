@@ -411,13 +411,12 @@ func (s *Store) ConsentOptions(ctx context.Context, userID string) (domain.Conse
 }
 
 // CreateGrant records an approval and snapshots what it covers, and
-// returns its id and scopes. The choice is checked against the user's
+// returns its id. The choice is checked against the user's
 // memberships inside the transaction. When the user has an active approval
 // of the client for the same restaurant, or the same organizations, it is
 // extended instead (extendGrant): one authorization per app and boundary.
-func (s *Store) CreateGrant(ctx context.Context, g domain.GrantRequest) (string, []string, error) {
+func (s *Store) CreateGrant(ctx context.Context, g domain.GrantRequest) (string, error) {
 	id := uuid.NewString()
-	scopes := g.Scopes
 	err := s.inTx(ctx, func(ctx context.Context, tx *gorm.DB) error {
 		// The client's status under a share lock: a suspension (which
 		// takes the row FOR UPDATE, then revokes the client's grants)
@@ -436,8 +435,7 @@ func (s *Store) CreateGrant(ctx context.Context, g domain.GrantRequest) (string,
 		}
 		if existing != "" {
 			id = existing
-			scopes, err = s.extendGrant(tx, existing, g)
-			return err
+			return s.extendGrant(tx, existing, g)
 		}
 		if err := tx.Exec(`INSERT INTO grants (id, client_id, user_id, scopes, boundary, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
 			id, g.ClientID, g.UserID, jsonList(g.Scopes), string(g.Boundary), s.now(), g.ExpiresAt).Error; err != nil {
@@ -476,7 +474,7 @@ func (s *Store) CreateGrant(ctx context.Context, g domain.GrantRequest) (string,
 		}
 		return nil
 	})
-	return id, scopes, err
+	return id, err
 }
 
 // sameApproval finds, under a lock per client and user (so two approvals
@@ -514,8 +512,8 @@ func (s *Store) sameApproval(tx *gorm.DB, g domain.GrantRequest) (string, error)
 // become the union of both approvals', its expiry the later, and an
 // organization grant covers its organizations' current restaurants (as
 // CoverNewRestaurants), once the user's memberships are checked again.
-// Its tokens go on; new ones carry the union of scopes.
-func (s *Store) extendGrant(tx *gorm.DB, id string, g domain.GrantRequest) ([]string, error) {
+// Its tokens go on.
+func (s *Store) extendGrant(tx *gorm.DB, id string, g domain.GrantRequest) error {
 	var memberships int64
 	var err error
 	switch g.Boundary {
@@ -527,15 +525,15 @@ func (s *Store) extendGrant(tx *gorm.DB, id string, g domain.GrantRequest) ([]st
 	}
 	switch {
 	case err != nil:
-		return nil, err
+		return err
 	case g.Boundary == domain.BoundaryRestaurant && memberships != 1:
-		return nil, domain.Invalid("restaurant: choose a restaurant you own")
+		return domain.Invalid("restaurant: choose a restaurant you own")
 	case g.Boundary == domain.BoundaryOrganization && int(memberships) != len(g.OrganizationIDs):
-		return nil, domain.Invalid("organization: choose only organizations you administer")
+		return domain.Invalid("organization: choose only organizations you administer")
 	}
 	var rows []struct{ Scopes jsonList }
 	if err := tx.Raw(`SELECT scopes FROM grants WHERE id = ? FOR UPDATE`, id).Scan(&rows).Error; err != nil || len(rows) == 0 {
-		return nil, err
+		return err
 	}
 	scopes := slices.Clone([]string(rows[0].Scopes))
 	for _, sc := range g.Scopes {
@@ -544,7 +542,7 @@ func (s *Store) extendGrant(tx *gorm.DB, id string, g domain.GrantRequest) ([]st
 		}
 	}
 	if err := tx.Exec(`UPDATE grants SET scopes = ?, expires_at = greatest(expires_at, ?) WHERE id = ?`, jsonList(scopes), g.ExpiresAt, id).Error; err != nil {
-		return nil, err
+		return err
 	}
 	if g.Boundary == domain.BoundaryOrganization {
 		err = tx.Exec(`INSERT INTO grant_restaurants (grant_id, organization_id, restaurant_id)
@@ -552,7 +550,7 @@ func (s *Store) extendGrant(tx *gorm.DB, id string, g domain.GrantRequest) ([]st
 			WHERE go.grant_id = ? AND NOT EXISTS (SELECT 1 FROM grant_restaurants gr WHERE gr.grant_id = ? AND gr.organization_id = x.organization_id AND gr.restaurant_id = x.restaurant_id)`,
 			id, id, id).Error
 	}
-	return scopes, err
+	return err
 }
 
 type grantRow struct {
