@@ -51,7 +51,6 @@ func (f *Follower) Run(ctx context.Context) {
 	if f.Interval <= 0 {
 		f.Interval = DefaultInterval
 	}
-	f.seen = map[int64]time.Time{}
 	t := time.NewTicker(f.Interval)
 	defer t.Stop()
 	for {

@@ -47,16 +47,7 @@ func TestGrantWaitsForTheClientsSuspension(t *testing.T) {
 	g := newGorm(t)
 	st := store.New(g)
 	ctx := context.Background()
-	user, rest := uuid.NewString(), uuid.NewString()
-	h := 4
-	if _, err := st.Import(ctx, domain.DirectoryImport{
-		Restaurants: []domain.ImportRestaurant{{RestaurantID: rest, Name: "Bistro", TimeZone: "Europe/Helsinki", DayStartHour: &h,
-			Currency: "EUR", Country: "FI", RegisteredName: "Bistro Oy", BusinessID: "7654321-0"}},
-		Users:       []domain.ImportUser{{UserID: user, Email: "owner@example.com", Name: "Owner", Password: "long-enough-password"}},
-		Memberships: []domain.ImportMembership{{UserID: user, RestaurantID: &rest, Role: "owner"}},
-	}); err != nil {
-		t.Fatal(err)
-	}
+	user, rest := ownerOfARestaurant(t, st)
 	if _, _, err := st.CreateClient(ctx, domain.NewClient{ClientID: "pc-consent", Name: "x", Type: domain.ClientPublic,
 		RedirectURIs: []string{"https://example.com/cb"}, AllowedScopes: []string{contracts.ScopeOrdersRead}, Status: domain.ClientApproved}); err != nil {
 		t.Fatal(err)
@@ -91,16 +82,7 @@ func TestGrantWaitsForTheClientsSuspension(t *testing.T) {
 func TestApprovalsAtOnceMakeOneGrant(t *testing.T) {
 	st := store.New(newGorm(t))
 	ctx := context.Background()
-	user, rest := uuid.NewString(), uuid.NewString()
-	h := 4
-	if _, err := st.Import(ctx, domain.DirectoryImport{
-		Restaurants: []domain.ImportRestaurant{{RestaurantID: rest, Name: "Bistro", TimeZone: "Europe/Helsinki", DayStartHour: &h,
-			Currency: "EUR", Country: "FI", RegisteredName: "Bistro Oy", BusinessID: "7654321-0"}},
-		Users:       []domain.ImportUser{{UserID: user, Email: "owner@example.com", Name: "Owner", Password: "long-enough-password"}},
-		Memberships: []domain.ImportMembership{{UserID: user, RestaurantID: &rest, Role: "owner"}},
-	}); err != nil {
-		t.Fatal(err)
-	}
+	user, rest := ownerOfARestaurant(t, st)
 	scopes := []string{contracts.ScopeRestaurantRead, contracts.ScopeOrdersRead, contracts.ScopeAccountingRead, contracts.ScopeMenuRead}
 	if _, _, err := st.CreateClient(ctx, domain.NewClient{ClientID: "pc-again", Name: "x", Type: domain.ClientPublic,
 		RedirectURIs: []string{"https://example.com/cb"}, AllowedScopes: scopes, Status: domain.ClientApproved}); err != nil {
@@ -138,4 +120,20 @@ func TestApprovalsAtOnceMakeOneGrant(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// ownerOfARestaurant imports a restaurant and its owner.
+func ownerOfARestaurant(t *testing.T, st *store.Store) (user, rest string) {
+	t.Helper()
+	user, rest = uuid.NewString(), uuid.NewString()
+	h := 4
+	if _, err := st.Import(context.Background(), domain.DirectoryImport{
+		Restaurants: []domain.ImportRestaurant{{RestaurantID: rest, Name: "Bistro", TimeZone: "Europe/Helsinki", DayStartHour: &h,
+			Currency: "EUR", Country: "FI", RegisteredName: "Bistro Oy", BusinessID: "7654321-0"}},
+		Users:       []domain.ImportUser{{UserID: user, Email: "owner@example.com", Name: "Owner", Password: "long-enough-password"}},
+		Memberships: []domain.ImportMembership{{UserID: user, RestaurantID: &rest, Role: "owner"}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return user, rest
 }

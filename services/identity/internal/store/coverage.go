@@ -101,12 +101,20 @@ func (s *Store) CoverNewRestaurants(ctx context.Context, grantID, organizationID
 		case !state[0].Active:
 			return domain.ErrGrantNotActive
 		}
-		res := tx.Exec(`INSERT INTO grant_restaurants (grant_id, organization_id, restaurant_id)
-			SELECT ?, x.organization_id, x.restaurant_id FROM organization_restaurants x WHERE x.organization_id = ?
-				AND NOT EXISTS (SELECT 1 FROM grant_restaurants gr WHERE gr.grant_id = ? AND gr.organization_id = x.organization_id AND gr.restaurant_id = x.restaurant_id)`,
-			grantID, organizationID, grantID)
-		added = int(res.RowsAffected)
-		return res.Error
+		n, err := coverCurrentRestaurants(tx, grantID, []string{organizationID})
+		added = int(n)
+		return err
 	})
 	return added, err
+}
+
+// coverCurrentRestaurants adds to a grant the restaurants its
+// organizations orgs have now and it does not cover yet, and answers how
+// many.
+func coverCurrentRestaurants(tx *gorm.DB, grantID string, orgs []string) (int64, error) {
+	res := tx.Exec(`INSERT INTO grant_restaurants (grant_id, organization_id, restaurant_id)
+		SELECT ?, x.organization_id, x.restaurant_id FROM organization_restaurants x WHERE x.organization_id = ANY (CAST(? AS uuid[]))
+			AND NOT EXISTS (SELECT 1 FROM grant_restaurants gr WHERE gr.grant_id = ? AND gr.organization_id = x.organization_id AND gr.restaurant_id = x.restaurant_id)`,
+		grantID, pgTextArray(orgs), grantID)
+	return res.RowsAffected, res.Error
 }

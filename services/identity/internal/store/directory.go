@@ -545,10 +545,8 @@ func (s *Store) extendGrant(tx *gorm.DB, id string, g domain.GrantRequest) error
 		return err
 	}
 	if g.Boundary == domain.BoundaryOrganization {
-		err = tx.Exec(`INSERT INTO grant_restaurants (grant_id, organization_id, restaurant_id)
-			SELECT ?, x.organization_id, x.restaurant_id FROM grant_organizations go JOIN organization_restaurants x ON x.organization_id = go.organization_id
-			WHERE go.grant_id = ? AND NOT EXISTS (SELECT 1 FROM grant_restaurants gr WHERE gr.grant_id = ? AND gr.organization_id = x.organization_id AND gr.restaurant_id = x.restaurant_id)`,
-			id, id, id).Error
+		// The same organizations as the grant's (sameApproval).
+		_, err = coverCurrentRestaurants(tx, id, g.OrganizationIDs)
 	}
 	return err
 }
